@@ -1,0 +1,40 @@
+//! Errors the library returns. Each names the file, and where it can, the format
+//! that was guessed and where reading broke.
+
+use std::io;
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum LoadError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path}: the input is empty")]
+    Empty { path: String },
+    #[error("{path}: not a profile format ember knows (tried: {tried}); it starts with \"{head}\"")]
+    Unrecognised {
+        path: String,
+        tried: String,
+        head: String,
+    },
+    #[error("{path}: read as {format}: {source}")]
+    Read {
+        path: String,
+        format: &'static str,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path}: read as {format}: line {line}: {message}")]
+    Invalid {
+        path: String,
+        format: &'static str,
+        line: u64,
+        message: String,
+    },
+    #[error("loading was cancelled")]
+    Cancelled,
+}

@@ -1,0 +1,143 @@
+//! Input formats: detection by content and one parser per format.
+//! Parsers turn bytes into a [`Profile`] of samples; they build no trees.
+
+pub mod folded;
+
+use std::io::{self, Cursor, Read};
+use std::sync::Arc;
+
+use crate::error::LoadError;
+use crate::input::{self, Progress, Source};
+use crate::model::Profile;
+
+/// A format ember reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Folded ("collapsed") stacks: `a;b;c 42`.
+    Folded,
+}
+
+impl Format {
+    pub const ALL: &'static [Format] = &[Format::Folded];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Folded => "folded",
+        }
+    }
+
+    fn probe(self, head: &[u8]) -> Option<bool> {
+        match self {
+            Format::Folded => folded::probe(head),
+        }
+    }
+}
+
+/// What a parser can fail with; [`load`] adds the file and format.
+#[derive(Debug)]
+pub enum ParseError {
+    Io(io::Error),
+    Cancelled,
+    Invalid { line: u64, message: String },
+}
+
+/// The format whose probe is sure, else the first that is not sure it is not.
+pub fn detect(head: &[u8]) -> Option<Format> {
+    let probes: Vec<(Format, Option<bool>)> =
+        Format::ALL.iter().map(|&f| (f, f.probe(head))).collect();
+    probes
+        .iter()
+        .find(|(_, p)| *p == Some(true))
+        .or_else(|| probes.iter().find(|(_, p)| p.is_none()))
+        .map(|(f, _)| *f)
+}
+
+/// Options that choose how an input is read.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Skip detection and read as this format.
+    pub format: Option<Format>,
+}
+
+/// Reads a whole profile from `source`.
+pub fn load(
+    source: &Source,
+    options: &LoadOptions,
+    progress: &Arc<Progress>,
+) -> Result<Profile, LoadError> {
+    let path = source.display();
+    let io_err = |e: io::Error| LoadError::Io {
+        path: path.clone(),
+        source: e,
+    };
+    let opened = input::open(source, progress).map_err(io_err)?;
+    let (head, reader): (Vec<u8>, Box<dyn Read + Send>) = match input::decode_utf16(&opened.head) {
+        Some(_) => {
+            // UTF-16 text is rare and small: decode all of it up front.
+            let mut all = Vec::new();
+            let mut r = opened.reader;
+            r.read_to_end(&mut all).map_err(io_err)?;
+            let utf8 = input::decode_utf16(&all).unwrap_or_default();
+            (utf8.clone(), Box::new(Cursor::new(utf8)))
+        }
+        None => (opened.head, opened.reader),
+    };
+    if head.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(LoadError::Empty { path });
+    }
+    let format = match options.format {
+        Some(f) => f,
+        None => detect(&head).ok_or_else(|| LoadError::Unrecognised {
+            path: path.clone(),
+            tried: Format::ALL
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+            head: printable_head(&head),
+        })?,
+    };
+    let result = match format {
+        Format::Folded => folded::parse(reader, progress),
+    };
+    let mut profile = result.map_err(|e| match e {
+        ParseError::Io(e) => LoadError::Read {
+            path: path.clone(),
+            format: format.name(),
+            source: e,
+        },
+        ParseError::Cancelled => LoadError::Cancelled,
+        ParseError::Invalid { line, message } => LoadError::Invalid {
+            path: path.clone(),
+            format: format.name(),
+            line,
+            message,
+        },
+    })?;
+    if opened.gzipped {
+        profile.format = format!("{} (gzip)", profile.format);
+    }
+    if profile.samples.is_empty() {
+        let first = profile.warnings.first.first();
+        return Err(LoadError::Invalid {
+            path,
+            format: format.name(),
+            line: first.map_or(0, |w| w.line),
+            message: match first {
+                Some(w) => format!(
+                    "no valid sample in the input ({} bad lines; the first: {})",
+                    profile.warnings.count, w.message
+                ),
+                None => "no samples in the input".to_string(),
+            },
+        });
+    }
+    Ok(profile)
+}
+
+/// The first line of `head`, cut short and with control characters escaped.
+fn printable_head(head: &[u8]) -> String {
+    let line = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    let text = String::from_utf8_lossy(&line[..line.len().min(60)]);
+    crate::sanitize::sanitize(&text).into_owned()
+}

@@ -1,0 +1,372 @@
+//! Folded ("collapsed") stacks: `root;caller;leaf COUNT` per line.
+//!
+//! Streams the input in large chunks and splits lines with memchr. Consecutive
+//! lines usually share a long prefix (collapsers sort their output), so each line
+//! is first compared with the previous one and only the frames after the shared
+//! prefix are hashed and interned: the cost of a line is mostly one memcmp.
+
+use std::io::{ErrorKind, Read};
+
+use memchr::{memchr, memchr_iter, memrchr};
+
+use super::ParseError;
+use crate::input::Progress;
+use crate::model::{Profile, StackId, ValueType};
+
+/// Most decimals kept for fractional counts; more are rounded away.
+const MAX_DECIMALS: u8 = 6;
+const CHUNK: usize = 4 << 20;
+
+/// Whether `head` looks like folded stacks: `Some(true)` sure, `Some(false)` surely
+/// not, `None` unsure.
+pub fn probe(head: &[u8]) -> Option<bool> {
+    let mut good = 0;
+    let mut bad = 0;
+    for line in head.split(|&b| b == b'\n').take(50) {
+        let line = trim_cr(line);
+        if line.is_empty() || line.starts_with(b"#") {
+            continue;
+        }
+        match split_count(line) {
+            Some((stack, _)) if !stack.is_empty() => good += 1,
+            _ => bad += 1,
+        }
+    }
+    match (good, bad) {
+        (0, 0) => None,
+        (0, _) => Some(false),
+        (g, b) if g >= b => Some(true),
+        _ => None,
+    }
+}
+
+fn trim_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// A decimal count: (value scaled by 10^decimals, decimals).
+fn parse_count(tok: &[u8]) -> Option<(i64, u8)> {
+    if tok.is_empty() {
+        return None;
+    }
+    let mut value: i64 = 0;
+    let mut decimals: u8 = 0;
+    let mut dot = false;
+    let mut digits = 0;
+    for &b in tok {
+        match b {
+            b'0'..=b'9' => {
+                digits += 1;
+                if dot {
+                    if decimals >= MAX_DECIMALS {
+                        continue;
+                    }
+                    decimals += 1;
+                }
+                value = value.checked_mul(10)?.checked_add(i64::from(b - b'0'))?;
+            }
+            b'.' if !dot => dot = true,
+            _ => return None,
+        }
+    }
+    (digits > 0).then_some((value, decimals))
+}
+
+/// Splits `stack COUNT` at the last space; the stack keeps no trailing blanks.
+fn split_count(line: &[u8]) -> Option<(&[u8], (i64, u8))> {
+    let sp = memrchr(b' ', line)?;
+    let count = parse_count(&line[sp + 1..])?;
+    let stack = line[..sp].trim_ascii_end();
+    Some((stack, count))
+}
+
+/// Rescales `v` from `from` decimals to `to` (>= from).
+fn rescale(v: i64, from: u8, to: u8) -> Option<i64> {
+    v.checked_mul(10i64.checked_pow(u32::from(to - from))?)
+}
+
+/// Length of the common prefix of `a` and `b`.
+#[inline]
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 16 <= n {
+        let x = u128::from_le_bytes(a[i..i + 16].try_into().unwrap_or([0; 16]));
+        let y = u128::from_le_bytes(b[i..i + 16].try_into().unwrap_or([0; 16]));
+        if x != y {
+            return i + ((x ^ y).trailing_zeros() / 8) as usize;
+        }
+        i += 16;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// Parser state carried from line to line.
+struct Folder {
+    profile: Profile,
+    /// Stack after each frame of the previous line (`u32::MAX` before any frame).
+    path: Vec<u32>,
+    /// End offset of each frame of the previous line.
+    ends: Vec<usize>,
+    /// The previous line's stack bytes when it no longer lives in the read buffer.
+    prev_owned: Vec<u8>,
+    diff: Option<bool>,
+    decimals: u8,
+    line_no: u64,
+    empty_frames: u64,
+}
+
+impl Folder {
+    fn new() -> Self {
+        Folder {
+            profile: Profile::new("folded", vec![ValueType::samples()]),
+            path: Vec::with_capacity(256),
+            ends: Vec::with_capacity(256),
+            prev_owned: Vec::new(),
+            diff: None,
+            decimals: 0,
+            line_no: 0,
+            empty_frames: 0,
+        }
+    }
+
+    /// Handles one line (without its `\n`); for a sample line, returns the length
+    /// of its stack part, which becomes the "previous" stack.
+    fn line(&mut self, line: &[u8], prev: &[u8]) -> Option<usize> {
+        self.line_no += 1;
+        let line = trim_cr(line);
+        if line.is_empty() || line.starts_with(b"#") {
+            return None;
+        }
+        let Some((stack, c1)) = split_count(line) else {
+            self.profile
+                .warnings
+                .push(self.line_no, "no count at the end of the line");
+            return None;
+        };
+        if self.diff.is_none() {
+            let two = split_count(stack).is_some_and(|(s, _)| !s.is_empty());
+            self.diff = Some(two);
+            if two {
+                self.profile.value_types = vec![
+                    ValueType {
+                        kind: "before".into(),
+                        ..ValueType::samples()
+                    },
+                    ValueType {
+                        kind: "after".into(),
+                        ..ValueType::samples()
+                    },
+                ];
+                self.profile.default_value = 1;
+                self.profile.notes.push(
+                    "differential folded (two counts per line): showing the second (after) count"
+                        .into(),
+                );
+            }
+        }
+        let (stack, counts) = if self.diff == Some(true) {
+            match split_count(stack) {
+                Some((s, c0)) => (s, [c0, c1]),
+                None => {
+                    self.profile
+                        .warnings
+                        .push(self.line_no, "expected two counts (differential folded)");
+                    return None;
+                }
+            }
+        } else {
+            (stack, [c1, (0, 0)])
+        };
+        let mut vals = [0i64; 2];
+        let nvals = self.profile.value_types.len();
+        for (i, &(v, d)) in counts.iter().take(nvals).enumerate() {
+            match self.scaled(v, d) {
+                Some(x) => vals[i] = x,
+                None => {
+                    self.profile.warnings.push(self.line_no, "count too large");
+                    return None;
+                }
+            }
+        }
+        let leaf = self.stack(stack, prev);
+        self.profile.push_sample(leaf, &vals[..nvals]);
+        Some(stack.len())
+    }
+
+    /// A count in the profile's current decimals, widening them if needed.
+    fn scaled(&mut self, v: i64, d: u8) -> Option<i64> {
+        if d > self.decimals {
+            let from = self.decimals;
+            for x in &mut self.profile.samples.values {
+                *x = rescale(*x, from, d)?;
+            }
+            self.decimals = d;
+            for vt in &mut self.profile.value_types {
+                vt.decimals = d;
+            }
+        }
+        rescale(v, d, self.decimals)
+    }
+
+    /// Interns the stack, reusing the frames it shares with the previous line.
+    fn stack(&mut self, cur: &[u8], prev: &[u8]) -> Option<StackId> {
+        let l = common_prefix(cur, prev);
+        // Frames of the previous line that end inside the shared bytes are shared,
+        // and so is one ending exactly at `l` if `cur` has a boundary there.
+        let mut k = self.ends.partition_point(|&e| e < l);
+        if k < self.ends.len() && self.ends[k] == l && (cur.len() == l || cur[l] == b';') {
+            k += 1;
+        }
+        self.path.truncate(k);
+        self.ends.truncate(k);
+        let mut start = if k == 0 { 0 } else { self.ends[k - 1] + 1 };
+        let mut leaf = self.path.last().copied().unwrap_or(u32::MAX);
+        while start <= cur.len() && !(start == cur.len() && k > 0) {
+            let end = memchr(b';', &cur[start..]).map_or(cur.len(), |i| start + i);
+            let name = &cur[start..end];
+            if name.is_empty() {
+                if !cur.is_empty() {
+                    self.empty_frames += 1;
+                }
+            } else {
+                let f = self.profile.frames.intern(name);
+                let prefix = (leaf != u32::MAX).then_some(StackId(leaf));
+                leaf = self.profile.stacks.intern(prefix, f).0;
+            }
+            self.path.push(leaf);
+            self.ends.push(end);
+            k += 1;
+            start = end + 1;
+        }
+        (leaf != u32::MAX).then_some(StackId(leaf))
+    }
+
+    fn finish(mut self) -> Profile {
+        if self.empty_frames > 0 {
+            self.profile.notes.push(format!(
+                "{} empty frame names (`;;`) were dropped",
+                self.empty_frames
+            ));
+        }
+        self.profile
+    }
+}
+
+/// Parses folded stacks from `reader`.
+pub fn parse(mut reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
+    let mut folder = Folder::new();
+    let mut buf = vec![0u8; CHUNK];
+    let mut filled = 0;
+    loop {
+        if progress.is_cancelled() {
+            return Err(ParseError::Cancelled);
+        }
+        if filled == buf.len() {
+            // One line longer than the buffer: grow it.
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match reader.read(&mut buf[filled..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ParseError::Io(e)),
+        };
+        let eof = n == 0;
+        let scan_from = filled;
+        filled += n;
+        let end = if eof {
+            filled
+        } else {
+            match memrchr(b'\n', &buf[scan_from..filled]) {
+                Some(i) => scan_from + i + 1,
+                None => continue,
+            }
+        };
+        let mut start = 0;
+        // Where the previous sample line's stack lives while it is still in `buf`.
+        let mut prev: Option<(usize, usize)> = None;
+        for nl in memchr_iter(b'\n', &buf[..end]) {
+            process(&mut folder, &buf, start, nl, &mut prev);
+            start = nl + 1;
+        }
+        if eof {
+            if start < filled {
+                process(&mut folder, &buf, start, filled, &mut prev);
+            }
+            break;
+        }
+        if let Some((a, b)) = prev {
+            folder.prev_owned.clear();
+            folder.prev_owned.extend_from_slice(&buf[a..b]);
+        }
+        buf.copy_within(end..filled, 0);
+        filled -= end;
+    }
+    Ok(folder.finish())
+}
+
+/// Feeds line `buf[s..e]` to the folder, tracking where the last sample's stack is.
+fn process(folder: &mut Folder, buf: &[u8], s: usize, e: usize, prev: &mut Option<(usize, usize)>) {
+    let owned = std::mem::take(&mut folder.prev_owned);
+    let p: &[u8] = match *prev {
+        Some((a, b)) => &buf[a..b],
+        None => &owned,
+    };
+    let stack_len = folder.line(&buf[s..e], p);
+    folder.prev_owned = owned;
+    if let Some(len) = stack_len {
+        *prev = Some((s, s + len));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &[u8]) -> Profile {
+        let p = Progress::default();
+        parse(text, &p).unwrap_or_default()
+    }
+
+    #[test]
+    fn parses_counts() {
+        assert_eq!(parse_count(b"42"), Some((42, 0)));
+        assert_eq!(parse_count(b"1.25"), Some((125, 2)));
+        assert_eq!(parse_count(b"1."), Some((1, 0)));
+        assert_eq!(parse_count(b"12V.43"), None);
+        assert_eq!(parse_count(b"-3"), None);
+        assert_eq!(parse_count(b"99999999999999999999"), None);
+    }
+
+    #[test]
+    fn finds_common_prefix_across_word_boundaries() {
+        let a = b"0123456789abcdef0123456789abcdefXYZ";
+        let b = b"0123456789abcdef0123456789abcdefXYQ";
+        assert_eq!(common_prefix(a, b), 34);
+        assert_eq!(common_prefix(b"abc", b"abd"), 2);
+        assert_eq!(common_prefix(b"", b"abd"), 0);
+    }
+
+    #[test]
+    fn shares_prefixes_between_lines_and_not_across_partial_frames() {
+        let p = load(b"a;bc;d 1\na;bc;e 2\na;b;e 3\na;bc 4\na;bcx 5\n");
+        let paths: Vec<String> = (0..p.samples.len())
+            .map(|i| {
+                let s = p.samples.stack_of(i).unwrap_or(StackId(0));
+                p.stacks
+                    .path(s)
+                    .iter()
+                    .map(|f| p.frames.name(*f).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(";")
+            })
+            .collect();
+        assert_eq!(paths, ["a;bc;d", "a;bc;e", "a;b;e", "a;bc", "a;bcx"]);
+        assert_eq!(p.total(0), 15);
+        // a, a;bc, a;bc;d, a;bc;e, a;b, a;b;e, a;bcx
+        assert_eq!(p.stacks.len(), 7);
+    }
+}

@@ -1,0 +1,181 @@
+//! Where profile bytes come from: a file or stdin, gzipped or not, with progress.
+
+use std::fs::File;
+use std::io::{self, Cursor, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use flate2::read::MultiGzDecoder;
+
+/// A profile's origin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    Path(PathBuf),
+    Stdin,
+}
+
+impl Source {
+    /// `-` means stdin.
+    pub fn from_arg(arg: &Path) -> Source {
+        if arg.as_os_str() == "-" {
+            Source::Stdin
+        } else {
+            Source::Path(arg.to_path_buf())
+        }
+    }
+
+    pub fn display(&self) -> String {
+        match self {
+            Source::Path(p) => p.display().to_string(),
+            Source::Stdin => "<stdin>".to_string(),
+        }
+    }
+
+    /// The short name for titles.
+    pub fn short_name(&self) -> String {
+        match self {
+            Source::Path(p) => p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            Source::Stdin => "<stdin>".to_string(),
+        }
+    }
+}
+
+/// Shared load progress: raw bytes read so far, the size when known, and a cancel flag.
+#[derive(Debug, Default)]
+pub struct Progress {
+    read: AtomicU64,
+    total: AtomicU64,
+    cancel: AtomicBool,
+}
+
+impl Progress {
+    pub fn new() -> Arc<Progress> {
+        Arc::new(Progress::default())
+    }
+
+    pub fn read(&self) -> u64 {
+        self.read.load(Ordering::Relaxed)
+    }
+
+    /// Size of the raw input, 0 when unknown (a pipe).
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+}
+
+/// Counts raw bytes into a [`Progress`].
+struct Counting<R> {
+    inner: R,
+    progress: Arc<Progress>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.progress.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// An opened input: its first bytes (decompressed) for format detection, and a
+/// reader that yields the whole decompressed stream again from the start.
+pub struct Opened {
+    pub head: Vec<u8>,
+    pub reader: Box<dyn Read + Send>,
+    pub gzipped: bool,
+}
+
+/// How many decompressed bytes detection looks at.
+pub const HEAD_LEN: usize = 64 * 1024;
+
+/// Opens `source` for reading. Never writes to it.
+pub fn open(source: &Source, progress: &Arc<Progress>) -> io::Result<Opened> {
+    let raw: Box<dyn Read + Send> = match source {
+        Source::Path(p) => {
+            let f = File::open(p)?;
+            if let Ok(meta) = f.metadata() {
+                if meta.is_dir() {
+                    return Err(io::Error::other("is a directory"));
+                }
+                progress.total.store(meta.len(), Ordering::Relaxed);
+            }
+            Box::new(f)
+        }
+        Source::Stdin => Box::new(io::stdin()),
+    };
+    let mut counted: Box<dyn Read + Send> = Box::new(Counting {
+        inner: raw,
+        progress: progress.clone(),
+    });
+    let magic = read_up_to(&mut counted, 2)?;
+    let gzipped = magic.starts_with(&[0x1f, 0x8b]);
+    let rejoined: Box<dyn Read + Send> = Box::new(Cursor::new(magic).chain(counted));
+    let mut reader: Box<dyn Read + Send> = if gzipped {
+        Box::new(MultiGzDecoder::new(io::BufReader::with_capacity(
+            256 * 1024,
+            rejoined,
+        )))
+    } else {
+        rejoined
+    };
+    let head = read_up_to(&mut reader, HEAD_LEN)?;
+    let reader = Box::new(Cursor::new(head.clone()).chain(reader));
+    Ok(Opened {
+        head,
+        reader,
+        gzipped,
+    })
+}
+
+/// Reads until `n` bytes or end of input.
+fn read_up_to(r: &mut dyn Read, n: usize) -> io::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(n.min(HEAD_LEN));
+    r.take(n as u64).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// Text with a UTF-16 byte-order mark, re-encoded as UTF-8; `None` without a BOM.
+pub fn decode_utf16(bytes: &[u8]) -> Option<Vec<u8>> {
+    let le = bytes.starts_with(&[0xff, 0xfe]);
+    let be = bytes.starts_with(&[0xfe, 0xff]);
+    if !le && !be {
+        return None;
+    }
+    let units = bytes[2..].chunks_exact(2).map(|c| {
+        if le {
+            u16::from_le_bytes([c[0], c[1]])
+        } else {
+            u16::from_be_bytes([c[0], c[1]])
+        }
+    });
+    let text: String = char::decode_utf16(units)
+        .map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect();
+    Some(text.into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_utf16_with_either_bom() {
+        let le = [0xff, 0xfe, b'a', 0, b';', 0, b'b', 0];
+        let be = [0xfe, 0xff, 0, b'a', 0, b';', 0, b'b'];
+        assert_eq!(decode_utf16(&le).as_deref(), Some(&b"a;b"[..]));
+        assert_eq!(decode_utf16(&be).as_deref(), Some(&b"a;b"[..]));
+        assert_eq!(decode_utf16(b"a;b 1"), None);
+    }
+}

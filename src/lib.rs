@@ -1,0 +1,13 @@
+//! ember: a terminal flamegraph explorer.
+//!
+//! Data flows one way: `input` (bytes) -> `formats` (samples) -> `model` (trees,
+//! tables) -> `ui` (terminal) or `output` (CLI printers).
+
+pub mod cli;
+pub mod error;
+pub mod formats;
+pub mod input;
+pub mod model;
+pub mod output;
+pub mod sanitize;
+pub mod ui;

@@ -1,0 +1,14 @@
+//! The profile model: interned frames, a stack table, samples, and what is built
+//! from them (call tree, function table). Knows nothing of files or terminals.
+
+pub mod frames;
+pub mod profile;
+pub mod stacks;
+pub mod top;
+pub mod tree;
+
+pub use frames::{FrameId, Frames};
+pub use profile::{Profile, Samples, Unit, ValueType, Warning, Warnings};
+pub use stacks::{StackId, StackTable};
+pub use top::{FunctionRow, SortKey, TopTable};
+pub use tree::{CallTree, ChildOrder, NodeId, TreeOptions};

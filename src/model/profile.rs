@@ -1,0 +1,235 @@
+//! A loaded profile: frames, stacks and samples, as the loaders return them.
+
+use super::frames::{FrameId, Frames};
+use super::stacks::{StackId, StackTable};
+
+/// What a value measures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Plain sample counts.
+    Samples,
+    /// Counts of something other than samples (objects, events).
+    Count,
+    Nanoseconds,
+    Bytes,
+    /// A unit the profile named that we do not scale.
+    Other(String),
+}
+
+impl Unit {
+    pub fn name(&self) -> &str {
+        match self {
+            Unit::Samples => "samples",
+            Unit::Count => "count",
+            Unit::Nanoseconds => "nanoseconds",
+            Unit::Bytes => "bytes",
+            Unit::Other(s) => s,
+        }
+    }
+}
+
+/// One kind of weight a sample carries (pprof has several; folded has one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueType {
+    /// What is measured, e.g. "samples", "cpu", "alloc_space", "before".
+    pub kind: String,
+    pub unit: Unit,
+    /// Values are stored as integers scaled by 10^decimals (fractional folded counts).
+    pub decimals: u8,
+}
+
+impl ValueType {
+    pub fn samples() -> Self {
+        ValueType {
+            kind: "samples".into(),
+            unit: Unit::Samples,
+            decimals: 0,
+        }
+    }
+
+    /// The scale that turns a stored integer into the real value.
+    pub fn scale(&self) -> f64 {
+        10f64.powi(i32::from(self.decimals))
+    }
+}
+
+/// The samples as columns. Sample `i` has stack `stack[i]` (or no stack), values
+/// `values[i * n .. (i + 1) * n]` for `n` value types, and optional time and thread.
+#[derive(Clone, Debug, Default)]
+pub struct Samples {
+    /// `StackId.0`, or `u32::MAX` for a sample with an empty stack.
+    pub stack: Vec<u32>,
+    pub values: Vec<i64>,
+    /// Nanoseconds since the epoch (or since the profile's start when unknown).
+    pub time: Option<Vec<u64>>,
+    pub thread: Option<Vec<u32>>,
+}
+
+impl Samples {
+    pub fn len(&self) -> usize {
+        self.stack.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.stack.is_empty()
+    }
+
+    pub fn stack_of(&self, i: usize) -> Option<StackId> {
+        let s = self.stack[i];
+        (s != u32::MAX).then_some(StackId(s))
+    }
+}
+
+/// A problem inside an otherwise readable profile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// 1-based line number where the input is line-oriented, else 0.
+    pub line: u64,
+    pub message: String,
+}
+
+/// Counted warnings; only the first few are kept in full.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Warnings {
+    pub count: u64,
+    pub first: Vec<Warning>,
+}
+
+impl Warnings {
+    pub const KEPT: usize = 20;
+
+    pub fn push(&mut self, line: u64, message: impl Into<String>) {
+        self.count += 1;
+        if self.first.len() < Self::KEPT {
+            self.first.push(Warning {
+                line,
+                message: message.into(),
+            });
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// "3 bad lines skipped (lines 4, 9, 12)".
+    pub fn summary(&self) -> String {
+        if self.count == 0 {
+            return String::new();
+        }
+        let lines: Vec<String> = self
+            .first
+            .iter()
+            .filter(|w| w.line > 0)
+            .take(5)
+            .map(|w| w.line.to_string())
+            .collect();
+        let noun = if self.count == 1 {
+            "warning"
+        } else {
+            "warnings"
+        };
+        if lines.is_empty() {
+            format!("{} {noun}", self.count)
+        } else {
+            let more = if self.count as usize > lines.len() {
+                ", …"
+            } else {
+                ""
+            };
+            format!("{} {noun} (line {}{more})", self.count, lines.join(", "))
+        }
+    }
+}
+
+/// A loaded profile.
+#[derive(Clone, Debug, Default)]
+pub struct Profile {
+    pub frames: Frames,
+    pub stacks: StackTable,
+    pub samples: Samples,
+    pub value_types: Vec<ValueType>,
+    /// The value type shown unless the user picks another.
+    pub default_value: usize,
+    /// The format's name as detected, e.g. "folded".
+    pub format: String,
+    /// Facts about the input worth showing ("differential folded: two counts per line").
+    pub notes: Vec<String>,
+    pub warnings: Warnings,
+}
+
+impl Profile {
+    pub fn new(format: &str, value_types: Vec<ValueType>) -> Self {
+        Profile {
+            value_types,
+            format: format.to_string(),
+            ..Profile::default()
+        }
+    }
+
+    /// Sum of value `v` over all samples.
+    pub fn total(&self, v: usize) -> i64 {
+        let n = self.value_types.len();
+        self.samples.values.iter().skip(v).step_by(n.max(1)).sum()
+    }
+
+    /// Interns a root-to-leaf path of names and returns its stack.
+    pub fn intern_path<'a>(
+        &mut self,
+        names: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Option<StackId> {
+        let mut cur = None;
+        for name in names {
+            let f = self.frames.intern(name);
+            cur = Some(self.stacks.intern(cur, f));
+        }
+        cur
+    }
+
+    /// Adds one sample with values for every value type.
+    pub fn push_sample(&mut self, stack: Option<StackId>, values: &[i64]) {
+        debug_assert_eq!(values.len(), self.value_types.len());
+        self.samples.stack.push(stack.map_or(u32::MAX, |s| s.0));
+        self.samples.values.extend_from_slice(values);
+    }
+
+    pub fn frame_path(&self, s: StackId) -> Vec<FrameId> {
+        self.stacks.path(s)
+    }
+
+    /// Approximate heap bytes held by the profile.
+    pub fn heap_bytes(&self) -> usize {
+        self.frames.heap_bytes()
+            + self.stacks.heap_bytes()
+            + self.samples.stack.capacity() * 4
+            + self.samples.values.capacity() * 8
+            + self.samples.time.as_ref().map_or(0, |t| t.capacity() * 8)
+            + self.samples.thread.as_ref().map_or(0, |t| t.capacity() * 4)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_count_all_but_keep_few() {
+        let mut w = Warnings::default();
+        for i in 0..30 {
+            w.push(i + 1, "bad");
+        }
+        assert_eq!(w.count, 30);
+        assert_eq!(w.first.len(), Warnings::KEPT);
+        assert_eq!(w.summary(), "30 warnings (line 1, 2, 3, 4, 5, …)");
+    }
+
+    #[test]
+    fn total_sums_one_value_type() {
+        let mut p = Profile::new("test", vec![ValueType::samples(), ValueType::samples()]);
+        let s = p.intern_path([&b"a"[..], b"b"]);
+        p.push_sample(s, &[1, 10]);
+        p.push_sample(s, &[2, 20]);
+        assert_eq!(p.total(0), 3);
+        assert_eq!(p.total(1), 30);
+    }
+}

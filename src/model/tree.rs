@@ -1,0 +1,283 @@
+//! The call tree: weights aggregated over a profile's stack table.
+//!
+//! Node 0 is the synthetic root ("all"); node `i + 1` is stack `i`. The tree borrows
+//! its shape (frame, parent) from the [`StackTable`] and adds totals, selfs and
+//! ordered child lists, so a rebuild for another value type or a sample filter
+//! reuses the table and never re-parses.
+
+use super::frames::FrameId;
+use super::profile::Profile;
+use super::stacks::{NO_PREFIX, StackId};
+
+/// Index of a node in a [`CallTree`]; `NodeId::ROOT` is the synthetic root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    pub const ROOT: NodeId = NodeId(0);
+
+    fn stack(self) -> Option<StackId> {
+        (self.0 > 0).then(|| StackId(self.0 - 1))
+    }
+
+    fn of_stack(s: StackId) -> NodeId {
+        NodeId(s.0 + 1)
+    }
+}
+
+/// How siblings are ordered left to right.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ChildOrder {
+    /// Alphabetical, as flamegraph.pl and inferno draw them: stable across reloads.
+    #[default]
+    Name,
+    /// Heaviest first ("left heavy").
+    Weight,
+}
+
+/// Which samples and which value feed a tree.
+#[derive(Clone, Debug, Default)]
+pub struct TreeOptions {
+    pub value: usize,
+    pub order: ChildOrder,
+    /// Only samples in this index range (a time slice, an appended chunk); all when `None`.
+    pub samples: Option<std::ops::Range<usize>>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct CallTree {
+    total: Vec<i64>,
+    self_w: Vec<i64>,
+    child_start: Vec<u32>,
+    children: Vec<u32>,
+    pub options: TreeOptions,
+}
+
+impl CallTree {
+    /// Aggregates `profile`'s samples into a tree. O(samples + stacks log fan-out).
+    pub fn build(profile: &Profile, options: TreeOptions) -> CallTree {
+        let n = profile.stacks.len() + 1;
+        let stride = profile.value_types.len().max(1);
+        let value = options.value.min(stride - 1);
+        let mut self_w = vec![0i64; n];
+        let range = options.samples.clone().unwrap_or(0..profile.samples.len());
+        let stacks = &profile.samples.stack[range.clone()];
+        let values = profile.samples.values[range.start * stride..range.end * stride]
+            .iter()
+            .skip(value)
+            .step_by(stride);
+        for (&s, &v) in stacks.iter().zip(values) {
+            let node = if s == u32::MAX { 0 } else { s as usize + 1 };
+            self_w[node] += v;
+        }
+        let prefixes = profile.stacks.prefixes();
+        let mut total = self_w.clone();
+        // `live` marks nodes with a non-zero weight somewhere below them.
+        let mut live: Vec<bool> = self_w.iter().map(|&w| w != 0).collect();
+        for s in (0..prefixes.len()).rev() {
+            let parent = parent_index(prefixes[s]);
+            total[parent] += total[s + 1];
+            if live[s + 1] {
+                live[parent] = true;
+            }
+        }
+        // Children in CSR form: counts, prefix sums, fill.
+        let mut child_start = vec![0u32; n + 1];
+        for s in 0..prefixes.len() {
+            if live[s + 1] {
+                child_start[parent_index(prefixes[s]) + 1] += 1;
+            }
+        }
+        for i in 1..=n {
+            child_start[i] += child_start[i - 1];
+        }
+        let mut fill = child_start.clone();
+        let mut children = vec![0u32; child_start[n] as usize];
+        for s in 0..prefixes.len() {
+            if live[s + 1] {
+                let p = parent_index(prefixes[s]);
+                children[fill[p] as usize] = s as u32 + 1;
+                fill[p] += 1;
+            }
+        }
+        drop(live);
+        let mut tree = CallTree {
+            total,
+            self_w,
+            child_start,
+            children,
+            options: TreeOptions { value, ..options },
+        };
+        tree.sort_children(profile);
+        tree
+    }
+
+    fn sort_children(&mut self, profile: &Profile) {
+        let frames = profile.stacks.frames();
+        match self.options.order {
+            ChildOrder::Name => {
+                let rank = name_ranks(profile);
+                let key = |c: &u32| rank[frames[*c as usize - 1].0 as usize];
+                for w in 0..self.child_start.len() - 1 {
+                    let (a, b) = (
+                        self.child_start[w] as usize,
+                        self.child_start[w + 1] as usize,
+                    );
+                    if b - a > 1 {
+                        self.children[a..b].sort_unstable_by_key(key);
+                    }
+                }
+            }
+            ChildOrder::Weight => {
+                let total = &self.total;
+                for w in 0..self.child_start.len() - 1 {
+                    let (a, b) = (
+                        self.child_start[w] as usize,
+                        self.child_start[w + 1] as usize,
+                    );
+                    if b - a > 1 {
+                        self.children[a..b].sort_unstable_by(|x, y| {
+                            total[*y as usize].cmp(&total[*x as usize]).then(x.cmp(y))
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Re-orders siblings without rebuilding the weights.
+    pub fn set_order(&mut self, profile: &Profile, order: ChildOrder) {
+        if self.options.order != order {
+            self.options.order = order;
+            self.sort_children(profile);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.total.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total.len() <= 1
+    }
+
+    pub fn root(&self) -> NodeId {
+        NodeId::ROOT
+    }
+
+    #[inline]
+    pub fn total(&self, n: NodeId) -> i64 {
+        self.total[n.0 as usize]
+    }
+
+    #[inline]
+    pub fn self_weight(&self, n: NodeId) -> i64 {
+        self.self_w[n.0 as usize]
+    }
+
+    #[inline]
+    pub fn children(&self, n: NodeId) -> &[u32] {
+        let i = n.0 as usize;
+        &self.children[self.child_start[i] as usize..self.child_start[i + 1] as usize]
+    }
+
+    pub fn child_ids(&self, n: NodeId) -> impl DoubleEndedIterator<Item = NodeId> + '_ {
+        self.children(n).iter().map(|&c| NodeId(c))
+    }
+
+    #[inline]
+    pub fn parent(&self, profile: &Profile, n: NodeId) -> Option<NodeId> {
+        let s = n.stack()?;
+        Some(
+            profile
+                .stacks
+                .prefix(s)
+                .map_or(NodeId::ROOT, NodeId::of_stack),
+        )
+    }
+
+    /// The node's frame; `None` for the root.
+    #[inline]
+    pub fn frame(&self, profile: &Profile, n: NodeId) -> Option<FrameId> {
+        n.stack().map(|s| profile.stacks.frame(s))
+    }
+
+    /// Depth below the root (the root is 0).
+    pub fn depth(&self, profile: &Profile, n: NodeId) -> usize {
+        let mut d = 0;
+        let mut cur = n;
+        while let Some(p) = self.parent(profile, cur) {
+            d += 1;
+            cur = p;
+        }
+        d
+    }
+
+    /// Nodes from the root down to `n`, both included.
+    pub fn ancestry(&self, profile: &Profile, n: NodeId) -> Vec<NodeId> {
+        let mut out = vec![n];
+        let mut cur = n;
+        while let Some(p) = self.parent(profile, cur) {
+            out.push(p);
+            cur = p;
+        }
+        out.reverse();
+        out
+    }
+
+    /// Frame path of `n` from the root (empty for the root).
+    pub fn frame_path(&self, profile: &Profile, n: NodeId) -> Vec<FrameId> {
+        n.stack().map_or_else(Vec::new, |s| profile.stacks.path(s))
+    }
+
+    /// Whether `a` is `b` or one of its ancestors.
+    pub fn is_ancestor_or_self(&self, profile: &Profile, a: NodeId, b: NodeId) -> bool {
+        let mut cur = Some(b);
+        while let Some(c) = cur {
+            if c == a {
+                return true;
+            }
+            if c.0 < a.0 {
+                return false; // ancestors have smaller ids
+            }
+            cur = self.parent(profile, c);
+        }
+        false
+    }
+
+    /// The deepest live node along `path`, and how many frames of it were found.
+    pub fn find_path(&self, profile: &Profile, path: &[FrameId]) -> (NodeId, usize) {
+        let mut cur = NodeId::ROOT;
+        for (i, f) in path.iter().enumerate() {
+            let next = self
+                .child_ids(cur)
+                .find(|&c| self.frame(profile, c) == Some(*f));
+            match next {
+                Some(c) => cur = c,
+                None => return (cur, i),
+            }
+        }
+        (cur, path.len())
+    }
+}
+
+#[inline]
+fn parent_index(prefix: u32) -> usize {
+    if prefix == NO_PREFIX {
+        0
+    } else {
+        prefix as usize + 1
+    }
+}
+
+/// Each frame's position in byte-wise name order.
+fn name_ranks(profile: &Profile) -> Vec<u32> {
+    let frames = &profile.frames;
+    let mut ids: Vec<FrameId> = frames.ids().collect();
+    ids.sort_unstable_by(|a, b| frames.raw(*a).cmp(frames.raw(*b)));
+    let mut rank = vec![0u32; ids.len()];
+    for (r, id) in ids.iter().enumerate() {
+        rank[id.0 as usize] = r as u32;
+    }
+    rank
+}

@@ -1,0 +1,212 @@
+//! The terminal UI: the only module that names ratatui or crossterm.
+//!
+//! One event loop owns the [`App`]; a loader thread, an input thread and a signal
+//! thread feed it messages through one channel, so the UI never blocks on a load.
+
+pub mod app;
+pub mod flame;
+pub mod flame_state;
+pub mod keymap;
+pub mod panels;
+pub mod terminal;
+pub mod text;
+pub mod theme;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use crossterm::event::Event;
+
+use self::app::{App, Effect, Loaded, Phase};
+use self::flame_state::Orientation;
+use self::keymap::Keymap;
+use self::theme::{ColorDepth, Theme};
+use crate::cli::{ViewArgs, report_warnings};
+use crate::error::LoadError;
+use crate::formats::{self, LoadOptions};
+use crate::input::{Progress, Source};
+use crate::model::{CallTree, Profile, TreeOptions};
+
+/// What the event loop hears.
+pub enum Msg {
+    Input(Event),
+    InputClosed(String),
+    Loaded(Box<Loaded>),
+    LoadFailed(LoadError),
+    WorkerPanicked(String),
+    Signal(i32),
+}
+
+/// Loads `source` and builds its tree; what the loader thread runs.
+pub fn load_and_build(
+    source: &Source,
+    options: &LoadOptions,
+    progress: &Arc<Progress>,
+    orientation: Orientation,
+) -> Result<Loaded, LoadError> {
+    let started = Instant::now();
+    let profile: Profile = formats::load(source, options, progress)?;
+    let tree = CallTree::build(
+        &profile,
+        TreeOptions {
+            value: profile.default_value,
+            ..TreeOptions::default()
+        },
+    );
+    let mut loaded = Loaded::new(profile, tree, orientation, started.elapsed());
+    loaded.load_time = started.elapsed();
+    Ok(loaded)
+}
+
+fn spawn_loader(
+    tx: Sender<Msg>,
+    source: Source,
+    options: LoadOptions,
+    progress: Arc<Progress>,
+    orientation: Orientation,
+) -> Result<()> {
+    std::thread::Builder::new()
+        .name("ember-loader".into())
+        .spawn(move || {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                load_and_build(&source, &options, &progress, orientation)
+            }));
+            let msg = match result {
+                Ok(Ok(l)) => Msg::Loaded(Box::new(l)),
+                Ok(Err(e)) => Msg::LoadFailed(e),
+                Err(_) => Msg::WorkerPanicked(
+                    terminal::take_worker_panic().unwrap_or_else(|| "unknown panic".into()),
+                ),
+            };
+            let _ = tx.send(msg);
+        })
+        .context("starting the loader thread")?;
+    Ok(())
+}
+
+fn spawn_input(tx: Sender<Msg>) -> Result<()> {
+    std::thread::Builder::new()
+        .name("ember-input".into())
+        .spawn(move || {
+            loop {
+                match crossterm::event::read() {
+                    Ok(ev) => {
+                        if tx.send(Msg::Input(ev)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Msg::InputClosed(e.to_string()));
+                        return;
+                    }
+                }
+            }
+        })
+        .context("starting the input thread")?;
+    Ok(())
+}
+
+fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGQUIT])
+        .context("installing signal handlers")?;
+    std::thread::Builder::new()
+        .name("ember-signals".into())
+        .spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                let _ = tx.send(Msg::Signal(sig));
+            }
+        })
+        .context("starting the signal thread")?;
+    Ok(())
+}
+
+/// Runs the interactive viewer until the user quits.
+pub fn run(source: Source, args: &ViewArgs) -> Result<ExitCode> {
+    let keymap = Keymap::load_user().map_err(|e| anyhow::anyhow!("keymap: {e}"))?;
+    let theme = Theme::new(ColorDepth::detect(args.color));
+    let orientation = if args.flame {
+        Orientation::Flame
+    } else {
+        Orientation::Icicle
+    };
+    let progress = Progress::new();
+    let (tx, rx) = mpsc::channel();
+    terminal::install_panic_hook();
+    spawn_signals(tx.clone())?;
+    spawn_loader(
+        tx.clone(),
+        source.clone(),
+        args.input.load_options(),
+        progress.clone(),
+        orientation,
+    )?;
+    let phase = Phase::Loading {
+        progress,
+        started: Instant::now(),
+    };
+    let mut app = App::new(source.short_name(), keymap, theme, phase, orientation);
+    let outcome = {
+        let mut guard =
+            terminal::Guard::enter(!args.no_mouse).context("setting up the terminal")?;
+        spawn_input(tx)?;
+        event_loop(&mut guard.terminal, &mut app, &rx)
+    }; // the guard restores the terminal here, before anything is printed
+    let outcome = outcome?;
+    if let Some(l) = app.loaded() {
+        report_warnings(&l.profile, &source, args.input.verbose);
+    }
+    match outcome {
+        Exit::Quit => Ok(ExitCode::SUCCESS),
+        Exit::Signal(sig) => Ok(ExitCode::from(128 + sig as u8)),
+    }
+}
+
+enum Exit {
+    Quit,
+    Signal(i32),
+}
+
+fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> Result<Exit> {
+    loop {
+        if app.dirty {
+            term.draw(|f| panels::draw(f, app))?;
+            app.dirty = false;
+        }
+        // While loading, wake up to move the progress bar; otherwise sleep until told.
+        let timeout = match app.phase {
+            Phase::Loading { .. } => Duration::from_millis(50),
+            Phase::Ready(_) => Duration::from_secs(3600),
+        };
+        let first = match rx.recv_timeout(timeout) {
+            Ok(m) => Some(m),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => return Ok(Exit::Quit),
+        };
+        if matches!(app.phase, Phase::Loading { .. }) {
+            app.dirty = true;
+        }
+        // Handle everything pending before drawing again.
+        for msg in first
+            .into_iter()
+            .chain(std::iter::from_fn(|| rx.try_recv().ok()))
+        {
+            match msg {
+                Msg::Input(ev) => {
+                    if app.handle_event(&ev) == Effect::Quit {
+                        return Ok(Exit::Quit);
+                    }
+                }
+                Msg::Loaded(l) => app.set_loaded(l),
+                Msg::LoadFailed(LoadError::Cancelled) => return Ok(Exit::Quit),
+                Msg::LoadFailed(e) => return Err(e.into()),
+                Msg::WorkerPanicked(m) => anyhow::bail!("internal error while loading: {m}"),
+                Msg::InputClosed(e) => anyhow::bail!("the terminal went away: {e}"),
+                Msg::Signal(sig) => return Ok(Exit::Signal(sig)),
+            }
+        }
+    }
+}

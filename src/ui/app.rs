@@ -1,0 +1,216 @@
+//! The application state and the one place it changes: `App::update`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, KeyEventKind, MouseButton, MouseEventKind};
+
+use super::flame_state::{FlameState, Orientation};
+use super::keymap::{Action, Keymap};
+use super::theme::Theme;
+use crate::input::Progress;
+use crate::model::{CallTree, ChildOrder, NodeId, Profile};
+
+/// A profile ready to explore.
+pub struct Loaded {
+    pub profile: Profile,
+    pub tree: CallTree,
+    pub flame: FlameState,
+    pub load_time: Duration,
+}
+
+impl Loaded {
+    pub fn new(
+        profile: Profile,
+        tree: CallTree,
+        orientation: Orientation,
+        load_time: Duration,
+    ) -> Loaded {
+        Loaded {
+            profile,
+            tree,
+            flame: FlameState::new(orientation),
+            load_time,
+        }
+    }
+}
+
+pub enum Phase {
+    Loading {
+        progress: Arc<Progress>,
+        started: Instant,
+    },
+    Ready(Box<Loaded>),
+}
+
+/// What the event loop must do after an update.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    None,
+    Quit,
+}
+
+pub struct App {
+    pub source_name: String,
+    pub keymap: Keymap,
+    pub theme: Theme,
+    pub phase: Phase,
+    pub orientation: Orientation,
+    pub show_help: bool,
+    /// Something changed since the last draw.
+    pub dirty: bool,
+    last_click: Option<(Instant, NodeId)>,
+}
+
+const DOUBLE_CLICK: Duration = Duration::from_millis(400);
+
+impl App {
+    pub fn new(
+        source_name: String,
+        keymap: Keymap,
+        theme: Theme,
+        phase: Phase,
+        orientation: Orientation,
+    ) -> App {
+        App {
+            source_name,
+            keymap,
+            theme,
+            phase,
+            orientation,
+            show_help: false,
+            dirty: true,
+            last_click: None,
+        }
+    }
+
+    pub fn loaded(&self) -> Option<&Loaded> {
+        match &self.phase {
+            Phase::Ready(l) => Some(l),
+            Phase::Loading { .. } => None,
+        }
+    }
+
+    /// A finished load replaces the progress screen.
+    pub fn set_loaded(&mut self, mut loaded: Box<Loaded>) {
+        loaded.flame.orientation = self.orientation;
+        self.phase = Phase::Ready(loaded);
+        self.dirty = true;
+    }
+
+    /// Applies one action. Only this changes the view.
+    pub fn update(&mut self, action: Action) -> Effect {
+        self.dirty = true;
+        if action == Action::Quit {
+            if let Phase::Loading { progress, .. } = &self.phase {
+                progress.cancel();
+            }
+            return Effect::Quit;
+        }
+        if action == Action::Help {
+            self.show_help = !self.show_help;
+            return Effect::None;
+        }
+        if self.show_help {
+            // Any other key closes the help first.
+            self.show_help = false;
+            return Effect::None;
+        }
+        let Phase::Ready(l) = &mut self.phase else {
+            return Effect::None;
+        };
+        let Loaded {
+            profile,
+            tree,
+            flame,
+            ..
+        } = &mut **l;
+        match action {
+            Action::MoveUp => flame.move_vertical(tree, profile, true),
+            Action::MoveDown => flame.move_vertical(tree, profile, false),
+            Action::MoveLeft => flame.move_horizontal(tree, profile, false),
+            Action::MoveRight => flame.move_horizontal(tree, profile, true),
+            Action::Zoom => flame.zoom_in(tree, profile),
+            Action::Unzoom => flame.zoom_out(tree, profile),
+            Action::Reset => flame.reset(tree, profile),
+            Action::Widest => flame.widest(tree, profile, true),
+            Action::WidestPrev => flame.widest(tree, profile, false),
+            Action::PageUp => flame.page(tree, profile, false),
+            Action::PageDown => flame.page(tree, profile, true),
+            Action::ToggleOrientation => {
+                self.orientation = match flame.orientation {
+                    Orientation::Icicle => Orientation::Flame,
+                    Orientation::Flame => Orientation::Icicle,
+                };
+                flame.orientation = self.orientation;
+            }
+            Action::ToggleOrder => {
+                let order = match tree.options.order {
+                    ChildOrder::Name => ChildOrder::Weight,
+                    ChildOrder::Weight => ChildOrder::Name,
+                };
+                tree.set_order(profile, order);
+            }
+            Action::Help | Action::Quit => {}
+        }
+        Effect::None
+    }
+
+    /// Turns a terminal event into updates.
+    pub fn handle_event(&mut self, ev: &Event) -> Effect {
+        match ev {
+            Event::Key(k) if k.kind != KeyEventKind::Release => match self.keymap.action(k) {
+                Some(a) => self.update(a),
+                None if self.show_help => self.update(Action::Help),
+                None => Effect::None,
+            },
+            Event::Mouse(m) => {
+                self.mouse(m.kind, m.column, m.row);
+                Effect::None
+            }
+            Event::Resize(..) => {
+                self.dirty = true;
+                Effect::None
+            }
+            _ => Effect::None,
+        }
+    }
+
+    fn mouse(&mut self, kind: MouseEventKind, col: u16, row: u16) {
+        let Phase::Ready(l) = &mut self.phase else {
+            return;
+        };
+        let Loaded {
+            profile,
+            tree,
+            flame,
+            ..
+        } = &mut **l;
+        match kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                let Some(node) = flame.hit(col, row) else {
+                    return;
+                };
+                let now = Instant::now();
+                let double = self
+                    .last_click
+                    .is_some_and(|(t, n)| n == node && now.duration_since(t) < DOUBLE_CLICK);
+                flame.select(tree, profile, node);
+                if double {
+                    flame.zoom_in(tree, profile);
+                    self.last_click = None;
+                } else {
+                    self.last_click = Some((now, node));
+                }
+                self.dirty = true;
+            }
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let toward_leaves = (kind == MouseEventKind::ScrollDown)
+                    == (flame.orientation == Orientation::Icicle);
+                flame.scroll_by(if toward_leaves { 3 } else { -3 });
+                self.dirty = true;
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! Everything around the graph: header, status, help, and the loading screen.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph};
+
+use super::app::{App, Loaded};
+use super::flame::{FlameView, ROOT_LABEL};
+use super::flame_state::Orientation;
+use super::keymap::Action;
+use super::text::{fit, fit_left};
+use crate::input::Progress;
+use crate::model::{ChildOrder, NodeId};
+use crate::output::{percent, value_grouped};
+use crate::sanitize::sanitize;
+
+/// Draws the whole screen for the current phase.
+pub fn draw(frame: &mut Frame, app: &mut App) {
+    let area = frame.area();
+    let help_key = app
+        .keymap
+        .key_for(Action::Help)
+        .unwrap_or_else(|| "?".into());
+    match &mut app.phase {
+        super::app::Phase::Loading { progress, started } => {
+            draw_loading(
+                frame,
+                area,
+                &app.source_name,
+                progress,
+                started.elapsed().as_secs_f64(),
+                &app.theme,
+            );
+        }
+        super::app::Phase::Ready(loaded) => {
+            draw_loaded(frame, area, &app.source_name, loaded, &app.theme, &help_key);
+        }
+    }
+    if app.show_help {
+        draw_help(frame, area, app);
+    }
+}
+
+fn draw_loaded(
+    frame: &mut Frame,
+    area: Rect,
+    source: &str,
+    l: &mut Loaded,
+    theme: &super::theme::Theme,
+    help_key: &str,
+) {
+    let name = selected_name(l);
+    let name_rows: u16 = if area.height >= 12 && unicode_cols(&name) > usize::from(area.width) {
+        2
+    } else {
+        1
+    };
+    let (header_h, status_h) = match area.height {
+        0..=3 => (0, 0),
+        4..=7 => (0, 2),
+        _ => (1, 2 + name_rows),
+    };
+    let [header, graph, status] = Layout::vertical([
+        Constraint::Length(header_h),
+        Constraint::Min(1),
+        Constraint::Length(status_h),
+    ])
+    .areas(area);
+    if header_h > 0 {
+        draw_header(frame, header, source, l, theme, help_key);
+    }
+    let view = FlameView {
+        profile: &l.profile,
+        tree: &l.tree,
+        theme,
+    };
+    frame.render_stateful_widget(view, graph, &mut l.flame);
+    if status_h > 0 {
+        draw_status(
+            frame,
+            status,
+            l,
+            theme,
+            &name,
+            name_rows.min(status_h.saturating_sub(1)),
+        );
+    }
+}
+
+fn selected_name(l: &Loaded) -> String {
+    match l.tree.frame(&l.profile, l.flame.selected) {
+        Some(f) => sanitize(&l.profile.frames.name(f)).into_owned(),
+        None => ROOT_LABEL.to_string(),
+    }
+}
+
+fn unicode_cols(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+fn draw_header(
+    frame: &mut Frame,
+    area: Rect,
+    source: &str,
+    l: &Loaded,
+    theme: &super::theme::Theme,
+    help_key: &str,
+) {
+    let p = &l.profile;
+    let vt = &p.value_types[l.tree.options.value];
+    let mut parts = vec![
+        Span::styled(" ember ", theme.header_accent),
+        Span::styled(format!(" {} ", sanitize(source)), theme.header),
+        Span::styled(format!("· {} ", p.format), theme.header),
+        Span::styled(
+            format!(
+                "· {} {} ",
+                value_grouped(l.tree.total(NodeId::ROOT), vt),
+                vt.unit.name()
+            ),
+            theme.header,
+        ),
+        Span::styled(
+            match l.flame.orientation {
+                Orientation::Icicle => "· icicle ",
+                Orientation::Flame => "· flame ",
+            },
+            theme.header,
+        ),
+        Span::styled(
+            match l.tree.options.order {
+                ChildOrder::Name => "· by name ",
+                ChildOrder::Weight => "· heaviest first ",
+            },
+            theme.header,
+        ),
+    ];
+    if !p.warnings.is_empty() {
+        parts.push(Span::styled(
+            format!("· {} ", p.warnings.summary()),
+            theme.header.patch(theme.warning),
+        ));
+    }
+    for note in &p.notes {
+        parts.push(Span::styled(format!("· {} ", sanitize(note)), theme.header));
+    }
+    parts.push(Span::styled(format!("· {help_key} help "), theme.header));
+    let line = Line::from(parts).style(theme.header);
+    frame.render_widget(Paragraph::new(line).style(theme.header), area);
+}
+
+fn draw_status(
+    frame: &mut Frame,
+    area: Rect,
+    l: &Loaded,
+    theme: &super::theme::Theme,
+    name: &str,
+    name_rows: u16,
+) {
+    let (p, tree, st) = (&l.profile, &l.tree, &l.flame);
+    let vt = &p.value_types[tree.options.value];
+    let w = usize::from(area.width);
+    let all = tree.total(NodeId::ROOT);
+    let zoom_total = tree.total(st.zoom);
+    let n = st.selected;
+    let stat = |label: &str, v: i64| {
+        let mut s = format!(
+            "{label} {} ({:.2}% of all",
+            value_grouped(v, vt),
+            percent(v, all)
+        );
+        if st.zoom != NodeId::ROOT {
+            s.push_str(&format!(", {:.2}% of zoom", percent(v, zoom_total)));
+        }
+        s.push(')');
+        s
+    };
+    let stats = format!(
+        "{}  {}  · {} {}",
+        stat("total", tree.total(n)),
+        stat("self", tree.self_weight(n)),
+        value_grouped(all, vt),
+        vt.unit.name()
+    );
+    let mut lines: Vec<Line> = Vec::new();
+    if name_rows >= 2 {
+        // The full name over two rows; anything beyond is cut.
+        let split = name.char_indices().nth(w).map_or(name.len(), |(i, _)| i);
+        lines.push(Line::styled(name[..split].to_string(), theme.status_name));
+        lines.push(Line::styled(
+            fit(&name[split..], w).into_owned(),
+            theme.status_name,
+        ));
+    } else {
+        lines.push(Line::styled(fit(name, w).into_owned(), theme.status_name));
+    }
+    lines.push(Line::styled(
+        fit(&stats, w).into_owned(),
+        theme.status_label,
+    ));
+    if area.height as usize > lines.len() {
+        lines.push(Line::styled(fit_left(&breadcrumb(l), w), theme.breadcrumb));
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// "all › main › run › leaf", the path from the root to the selection.
+pub fn breadcrumb(l: &Loaded) -> String {
+    let names: Vec<String> = l
+        .tree
+        .ancestry(&l.profile, l.flame.selected)
+        .iter()
+        .map(|&n| match l.tree.frame(&l.profile, n) {
+            Some(f) => sanitize(&l.profile.frames.name(f)).into_owned(),
+            None => ROOT_LABEL.to_string(),
+        })
+        .collect();
+    names.join(" › ")
+}
+
+fn draw_loading(
+    frame: &mut Frame,
+    area: Rect,
+    source: &str,
+    progress: &Progress,
+    secs: f64,
+    theme: &super::theme::Theme,
+) {
+    let w = usize::from(area.width);
+    let (read, total) = (progress.read(), progress.total());
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    let amount = if total > 0 {
+        format!("{:.0} of {:.0} MiB", mib(read.min(total)), mib(total))
+    } else {
+        format!("{:.0} MiB", mib(read))
+    };
+    let mut lines = vec![Line::raw(
+        fit(&format!("Loading {}", sanitize(source)), w).into_owned(),
+    )];
+    if total > 0 {
+        let frac = (read as f64 / total as f64).clamp(0.0, 1.0);
+        let bar_w = w.saturating_sub(8).min(50);
+        let done = (frac * bar_w as f64).round() as usize;
+        lines.push(Line::styled(
+            format!(
+                "[{}{}] {:>3.0}%",
+                "#".repeat(done),
+                ".".repeat(bar_w - done),
+                frac * 100.0
+            ),
+            theme.progress,
+        ));
+    }
+    lines.push(Line::raw(
+        fit(&format!("{amount} · {secs:.1} s · q to cancel"), w).into_owned(),
+    ));
+    let h = lines.len() as u16;
+    let y = area.y + area.height.saturating_sub(h) / 2;
+    let rect = Rect::new(area.x, y, area.width, h.min(area.height));
+    frame.render_widget(
+        Paragraph::new(lines).alignment(ratatui::layout::Alignment::Center),
+        rect,
+    );
+}
+
+fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
+    let entries = app.keymap.entries();
+    let key_w = entries
+        .iter()
+        .map(|e| {
+            e.keys
+                .iter()
+                .map(|k| k.label())
+                .collect::<Vec<_>>()
+                .join(" ")
+                .chars()
+                .count()
+        })
+        .max()
+        .unwrap_or(4);
+    let help_w = entries
+        .iter()
+        .map(|e| e.help.chars().count())
+        .max()
+        .unwrap_or(10);
+    let w = (key_w + help_w + 6).min(usize::from(area.width)) as u16;
+    let h = (entries.len() + 4).min(usize::from(area.height)) as u16;
+    if w < 4 || h < 3 {
+        return;
+    }
+    let rect = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
+    let inner_w = usize::from(w.saturating_sub(2));
+    let mut lines: Vec<Line> = entries
+        .iter()
+        .map(|e| {
+            let keys = e
+                .keys
+                .iter()
+                .map(|k| k.label())
+                .collect::<Vec<_>>()
+                .join(" ");
+            Line::from(vec![
+                Span::styled(format!("{keys:<key_w$}  "), app.theme.help_key),
+                Span::raw(fit(&e.help, inner_w.saturating_sub(key_w + 2)).into_owned()),
+            ])
+        })
+        .collect();
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        "Mouse: click selects, double-click zooms, wheel scrolls",
+        Style::default(),
+    ));
+    frame.render_widget(Clear, rect);
+    let block = Block::bordered()
+        .title(" ember keys ")
+        .border_style(app.theme.help_border);
+    frame.render_widget(Paragraph::new(lines).block(block), rect);
+}
