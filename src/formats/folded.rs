@@ -11,6 +11,7 @@ use memchr::{memchr, memchr_iter, memrchr};
 
 use super::ParseError;
 use crate::input::Progress;
+use crate::model::stacks::StackBuilder;
 use crate::model::{Profile, StackId, ValueType};
 
 /// Most decimals kept for fractional counts; more are rounded away.
@@ -107,6 +108,7 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 /// Parser state carried from line to line.
 struct Folder {
     profile: Profile,
+    builder: StackBuilder,
     /// Stack after each frame of the previous line (`u32::MAX` before any frame).
     path: Vec<u32>,
     /// End offset of each frame of the previous line.
@@ -123,6 +125,7 @@ impl Folder {
     fn new() -> Self {
         Folder {
             profile: Profile::new("folded", vec![ValueType::samples()]),
+            builder: StackBuilder::default(),
             path: Vec::with_capacity(256),
             ends: Vec::with_capacity(256),
             prev_owned: Vec::new(),
@@ -235,7 +238,8 @@ impl Folder {
             } else {
                 let f = self.profile.frames.intern(name);
                 let prefix = (leaf != u32::MAX).then_some(StackId(leaf));
-                leaf = self.profile.stacks.intern(prefix, f).0;
+                let p = &mut self.profile;
+                leaf = self.builder.child(&mut p.stacks, &p.frames, prefix, f).0;
             }
             self.path.push(leaf);
             self.ends.push(end);

@@ -19,7 +19,9 @@ pub const NO_PREFIX: u32 = u32::MAX;
 pub struct StackTable {
     prefix: Vec<u32>,
     frame: Vec<FrameId>,
-    index: HashTable<u32>,
+    /// (prefix, frame) -> stack. Built on first need: bulk loaders use a
+    /// [`StackBuilder`] instead, which needs no index for sorted input.
+    index: Option<HashTable<u32>>,
 }
 
 impl std::fmt::Debug for StackTable {
@@ -28,6 +30,16 @@ impl std::fmt::Debug for StackTable {
             .field("len", &self.len())
             .finish()
     }
+}
+
+fn build_index(prefixes: &[u32], frames: &[FrameId]) -> HashTable<u32> {
+    let mut index = HashTable::with_capacity(prefixes.len());
+    for id in 0..prefixes.len() {
+        index.insert_unique(key_hash(prefixes[id], frames[id]), id as u32, |&o| {
+            key_hash(prefixes[o as usize], frames[o as usize])
+        });
+    }
+    index
 }
 
 #[inline]
@@ -61,6 +73,7 @@ impl StackTable {
             frame: frames,
             index,
         } = self;
+        let index = index.get_or_insert_with(|| build_index(prefixes, frames));
         if let Some(&id) = index.find(hash, |&id| {
             prefixes[id as usize] == p && frames[id as usize] == frame
         }) {
@@ -73,6 +86,35 @@ impl StackTable {
             key_hash(prefixes[o as usize], frames[o as usize])
         });
         StackId(id)
+    }
+
+    /// Appends a stack known to be new (the caller checked), keeping any index.
+    fn push_new(&mut self, p: u32, frame: FrameId) -> u32 {
+        let id = self.prefix.len() as u32;
+        self.prefix.push(p);
+        self.frame.push(frame);
+        if let Some(index) = &mut self.index {
+            let (prefixes, frames) = (&self.prefix, &self.frame);
+            index.insert_unique(key_hash(p, frame), id, |&o| {
+                key_hash(prefixes[o as usize], frames[o as usize])
+            });
+        }
+        id
+    }
+
+    fn lookup(&self, p: u32, frame: FrameId) -> Option<u32> {
+        let index = self.index.as_ref()?;
+        index
+            .find(key_hash(p, frame), |&id| {
+                self.prefix[id as usize] == p && self.frame[id as usize] == frame
+            })
+            .copied()
+    }
+
+    fn ensure_index(&mut self) {
+        if self.index.is_none() {
+            self.index = Some(build_index(&self.prefix, &self.frame));
+        }
     }
 
     /// The stack's parent stack, `None` at the root.
@@ -109,21 +151,143 @@ impl StackTable {
     }
 
     /// The stack for a root-to-leaf path if every prefix of it exists.
-    pub fn find(&self, path: &[FrameId]) -> Option<StackId> {
+    pub fn find(&mut self, path: &[FrameId]) -> Option<StackId> {
+        self.ensure_index();
         let mut cur: Option<StackId> = None;
         for &f in path {
             let p = cur.map_or(NO_PREFIX, |s| s.0);
-            let hash = key_hash(p, f);
-            let id = self.index.find(hash, |&id| {
-                self.prefix[id as usize] == p && self.frame[id as usize] == f
-            })?;
-            cur = Some(StackId(*id));
+            cur = Some(StackId(self.lookup(p, f)?));
         }
         cur
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.prefix.capacity() * 4 + self.frame.capacity() * 4 + self.index.capacity() * 5
+        self.prefix.capacity() * 4
+            + self.frame.capacity() * 4
+            + self.index.as_ref().map_or(0, |i| i.capacity() * 5)
+    }
+}
+
+/// Builds a [`StackTable`] fast from stacks that arrive mostly in sorted order, as
+/// collapsers write them.
+///
+/// A general hash index costs a cache miss per new stack. Here each parent keeps
+/// its child with the greatest name: a frame whose name sorts after it is
+/// certainly new, which in sorted input is almost every new stack, and needs no
+/// lookup at all. Other frames walk the parent's child list; if such walks add up
+/// (unsorted input, wide fan-out), the builder switches to the hash index, so the
+/// worst case stays linear.
+#[derive(Debug)]
+pub struct StackBuilder {
+    max_child: Vec<u32>,
+    first_child: Vec<u32>,
+    next_sibling: Vec<u32>,
+    root_max: u32,
+    root_first: u32,
+    walk_budget: i64,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl Default for StackBuilder {
+    fn default() -> Self {
+        Self::new(&StackTable::new())
+    }
+}
+
+impl StackBuilder {
+    pub fn new(table: &StackTable) -> Self {
+        let mut b = StackBuilder {
+            max_child: Vec::with_capacity(table.len()),
+            first_child: Vec::with_capacity(table.len()),
+            next_sibling: Vec::with_capacity(table.len()),
+            root_max: NONE,
+            root_first: NONE,
+            walk_budget: 1 << 22,
+        };
+        // Continue a table that already has stacks (an appended chunk).
+        for id in 0..table.len() as u32 {
+            b.link(table, table.prefix[id as usize], id, |_, _| false);
+        }
+        b
+    }
+
+    fn slots(&mut self, p: u32) -> (&mut u32, &mut u32) {
+        if p == NO_PREFIX {
+            (&mut self.root_max, &mut self.root_first)
+        } else {
+            (
+                &mut self.max_child[p as usize],
+                &mut self.first_child[p as usize],
+            )
+        }
+    }
+
+    /// Records new stack `id` under `p`; `greater(a, b)` says name a > name b.
+    fn link(
+        &mut self,
+        table: &StackTable,
+        p: u32,
+        id: u32,
+        greater: impl Fn(FrameId, FrameId) -> bool,
+    ) {
+        self.max_child.push(NONE);
+        self.first_child.push(NONE);
+        let (max, first) = self.slots(p);
+        let old_first = *first;
+        *first = id;
+        if *max == NONE || greater(table.frame[id as usize], table.frame[*max as usize]) {
+            *max = id;
+        }
+        self.next_sibling.push(old_first);
+        self.walk_budget += 4;
+    }
+
+    /// The stack `prefix` + `frame`, added if new.
+    #[inline]
+    pub fn child(
+        &mut self,
+        table: &mut StackTable,
+        names: &super::frames::Frames,
+        prefix: Option<StackId>,
+        frame: FrameId,
+    ) -> StackId {
+        let p = prefix.map_or(NO_PREFIX, |s| s.0);
+        let greater = |a: FrameId, b: FrameId| names.raw(a) > names.raw(b);
+        let (max, first) = if p == NO_PREFIX {
+            (self.root_max, self.root_first)
+        } else {
+            (self.max_child[p as usize], self.first_child[p as usize])
+        };
+        if max != NONE {
+            let mf = table.frame[max as usize];
+            if mf == frame {
+                return StackId(max);
+            }
+            if !greater(frame, mf) {
+                // Maybe an older sibling: ask the index, or walk the list.
+                if table.index.is_some() {
+                    if let Some(id) = table.lookup(p, frame) {
+                        return StackId(id);
+                    }
+                } else {
+                    let mut c = first;
+                    while c != NONE {
+                        self.walk_budget -= 1;
+                        if table.frame[c as usize] == frame {
+                            return StackId(c);
+                        }
+                        c = self.next_sibling[c as usize];
+                    }
+                    if self.walk_budget < 0 {
+                        table.ensure_index();
+                    }
+                }
+            }
+        }
+        let id = table.push_new(p, frame);
+        self.link(table, p, id, greater);
+        StackId(id)
     }
 }
 
@@ -143,9 +307,61 @@ mod tests {
         assert_eq!(t.len(), 3);
         assert!(sa < sab && sa < sac);
         assert_eq!(t.path(sac), vec![a, c]);
+        let mut t = t;
         assert_eq!(t.find(&[a, b]), Some(sab));
         assert_eq!(t.find(&[b]), None);
         // The same frame under another prefix is another stack.
         assert_ne!(t.intern(Some(sab), a), sa);
+    }
+}
+
+#[cfg(test)]
+mod builder_tests {
+    use super::*;
+    use crate::model::frames::Frames;
+
+    /// Interns `paths` with a builder and with the indexed table; both must agree.
+    fn both(paths: &[&[&str]]) {
+        let mut names = Frames::new();
+        let mut fast = StackTable::new();
+        let mut slow = StackTable::new();
+        let mut b = StackBuilder::new(&fast);
+        for path in paths {
+            let (mut pf, mut ps) = (None, None);
+            for n in *path {
+                let f = names.intern(n.as_bytes());
+                pf = Some(b.child(&mut fast, &names, pf, f));
+                ps = Some(slow.intern(ps, f));
+            }
+            assert_eq!(pf, ps, "{path:?}");
+        }
+        assert_eq!(fast.len(), slow.len());
+    }
+
+    #[test]
+    fn builder_dedupes_sorted_unsorted_and_revisited_children() {
+        both(&[
+            &["a", "foo"],
+            &["a", "foo::bar", "x"],
+            &["a", "foo", "y"],
+            &["a", "foo::bar", "x"],
+            &["b"],
+            &["a"],
+            &["a", "foo", "y", "z"],
+            &["a", "zzz"],
+            &["a", "aaa"],
+            &["a", "zzz"],
+        ]);
+    }
+
+    #[test]
+    fn builder_switches_to_the_index_on_wide_unsorted_fan_out() {
+        let names: Vec<String> = (0..3000)
+            .map(|i| format!("f{:05}", (i * 7919) % 3000))
+            .collect();
+        let mut paths: Vec<Vec<&str>> = names.iter().map(|n| vec!["root", n.as_str()]).collect();
+        paths.extend(names.iter().rev().map(|n| vec!["root", n.as_str(), "leaf"]));
+        let refs: Vec<&[&str]> = paths.iter().map(|p| p.as_slice()).collect();
+        both(&refs);
     }
 }

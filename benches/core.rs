@@ -1,0 +1,140 @@
+//! Load and redraw figures for the core (issue 2). Not a timed test: it prints
+//! medians for BENCHMARKS.md.
+//!
+//!   cargo bench --bench core -- FILE [FILE ...]     (env EMBER_BENCH_RUNS, default 5)
+//!
+//! For each file: load (parse into samples), tree build, top table, and the median
+//! redraw time of each key at 200x50 on a TestBackend.
+
+use std::time::{Duration, Instant};
+
+use ember::formats::{self, LoadOptions};
+use ember::input::{Progress, Source};
+use ember::model::{CallTree, TopTable, TreeOptions};
+use ember::ui::app::{App, Loaded, Phase};
+use ember::ui::flame_state::Orientation;
+use ember::ui::keymap::{Action, Keymap};
+use ember::ui::panels;
+use ember::ui::theme::{ColorDepth, Theme};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+fn vm_hwm_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("VmHWM:")
+                    .map(|v| v.trim().trim_end_matches(" kB").trim().parse().unwrap_or(0))
+            })
+        })
+        .unwrap_or(0)
+}
+
+fn main() -> anyhow::Result<()> {
+    let files: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let runs: usize = std::env::var("EMBER_BENCH_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    if files.is_empty() {
+        eprintln!("usage: cargo bench --bench core -- FILE [FILE ...]");
+        return Ok(());
+    }
+    for file in files {
+        let source = Source::from_arg(std::path::Path::new(&file));
+        let (mut load, mut build, mut top) = (Vec::new(), Vec::new(), Vec::new());
+        let mut last = None;
+        for _ in 0..runs {
+            let t = Instant::now();
+            let profile = formats::load(&source, &LoadOptions::default(), &Progress::new())?;
+            load.push(t.elapsed());
+            let t = Instant::now();
+            let tree = CallTree::build(&profile, TreeOptions::default());
+            build.push(t.elapsed());
+            let t = Instant::now();
+            let table = TopTable::build(&profile, &tree);
+            top.push(t.elapsed());
+            std::hint::black_box(&table);
+            last = Some((profile, tree));
+        }
+        let Some((profile, tree)) = last else {
+            continue;
+        };
+        println!(
+            "{file}: {} samples, {} stacks, {} frames; model ~{} MiB; VmHWM {} MiB",
+            profile.samples.len(),
+            profile.stacks.len(),
+            profile.frames.len(),
+            profile.heap_bytes() >> 20,
+            vm_hwm_kib() >> 10
+        );
+        println!(
+            "  load (parse)     median {}  over {runs} runs",
+            ms(median(load))
+        );
+        println!("  tree build       median {}", ms(median(build)));
+        println!("  top table        median {}", ms(median(top)));
+        redraw(profile, tree)?;
+    }
+    Ok(())
+}
+
+/// Median redraw time per key at 200x50: the update plus a full draw.
+fn redraw(profile: ember::model::Profile, tree: CallTree) -> anyhow::Result<()> {
+    let loaded = Loaded::new(profile, tree, Orientation::Icicle, Duration::ZERO);
+    let mut app = App::new(
+        "bench".into(),
+        Keymap::default_map(),
+        Theme::new(ColorDepth::TrueColor),
+        Phase::Ready(Box::new(loaded)),
+        Orientation::Icicle,
+    );
+    let mut term = Terminal::new(TestBackend::new(200, 50))?;
+    term.draw(|f| panels::draw(f, &mut app))?;
+    let keys = [
+        ("move down", Action::MoveDown),
+        ("move right", Action::MoveRight),
+        ("move left", Action::MoveLeft),
+        ("move up", Action::MoveUp),
+        ("zoom", Action::Zoom),
+        ("unzoom", Action::Unzoom),
+        ("orientation", Action::ToggleOrientation),
+        ("page down", Action::PageDown),
+        ("widest", Action::Widest),
+    ];
+    for (name, action) in keys {
+        let mut times = Vec::new();
+        for i in 0..21 {
+            // Zoom/unzoom alternate so each sample does real work.
+            let a = match (action, i % 2) {
+                (Action::Zoom, 1) => Action::Unzoom,
+                (Action::Unzoom, 0) => Action::Zoom,
+                (Action::MoveDown, 1) => Action::MoveUp,
+                (Action::MoveUp, 0) => Action::MoveDown,
+                (Action::MoveRight, 1) => Action::MoveLeft,
+                (Action::MoveLeft, 0) => Action::MoveRight,
+                (Action::PageDown, 1) => Action::PageUp,
+                (a, _) => a,
+            };
+            let t = Instant::now();
+            app.update(a);
+            term.draw(|f| panels::draw(f, &mut app))?;
+            times.push(t.elapsed());
+        }
+        println!("  key {name:<12} median {}", ms(median(times)));
+    }
+    Ok(())
+}
