@@ -120,8 +120,9 @@ impl FlameView<'_> {
         buf.set_style(Rect::new(x0, y, w, 1), style);
         // The last cell is left blank as a separator between neighbours; without
         // colour it gets a bar so frames stay apart.
+        // Labels need a few cells to say anything; narrower frames are colour only.
         let text_w = usize::from(w.saturating_sub(1));
-        if text_w > 0 {
+        if text_w >= 3 {
             buf.set_stringn(x0, y, fit(&label, text_w), text_w, style);
         }
         if theme.depth == ColorDepth::Mono && w > 1 {

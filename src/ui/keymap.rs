@@ -225,6 +225,16 @@ impl Keymap {
     }
 }
 
+/// The key table for the README, generated from the bindings.
+pub fn markdown_table(km: &Keymap) -> String {
+    let mut out = String::from("| keys | action |\n|---|---|\n");
+    for e in km.entries() {
+        let keys: Vec<String> = e.keys.iter().map(|k| format!("`{}`", k.label())).collect();
+        out.push_str(&format!("| {} | {} |\n", keys.join(" "), e.help));
+    }
+    out
+}
+
 fn user_keymap_path() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
@@ -290,6 +300,28 @@ mod tests {
         );
         let quit = km.entries().iter().find(|e| e.action == Action::Quit);
         assert!(quit.is_some_and(|e| !e.keys.iter().any(|k| k.code == KeyCode::Char('q'))));
+    }
+
+    /// The README's key table is generated from the keymap; `BLESS=1` rewrites it.
+    #[test]
+    fn readme_key_table_matches_the_keymap() {
+        let table = markdown_table(&Keymap::default_map());
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+        let readme = std::fs::read_to_string(path).unwrap_or_default();
+        let (start, end) = ("<!-- keys:start -->\n", "<!-- keys:end -->");
+        let (Some(a), Some(b)) = (readme.find(start), readme.find(end)) else {
+            panic!("README.md lacks the {start:?} .. {end:?} markers");
+        };
+        let current = &readme[a + start.len()..b];
+        if std::env::var_os("BLESS").is_some() {
+            let new = format!("{}{table}{}", &readme[..a + start.len()], &readme[b..]);
+            std::fs::write(path, new).unwrap_or_else(|e| panic!("{e}"));
+        } else {
+            assert_eq!(
+                current, table,
+                "run BLESS=1 cargo test readme_key_table to refresh README.md"
+            );
+        }
     }
 
     #[test]
