@@ -184,18 +184,10 @@ fn draw_status(
         value_grouped(all, vt),
         vt.unit.name()
     );
-    let mut lines: Vec<Line> = Vec::new();
-    if name_rows >= 2 {
-        // The full name over two rows; anything beyond is cut.
-        let split = name.char_indices().nth(w).map_or(name.len(), |(i, _)| i);
-        lines.push(Line::styled(name[..split].to_string(), theme.status_name));
-        lines.push(Line::styled(
-            fit(&name[split..], w).into_owned(),
-            theme.status_name,
-        ));
-    } else {
-        lines.push(Line::styled(fit(name, w).into_owned(), theme.status_name));
-    }
+    let mut lines: Vec<Line> = wrap(name, w, usize::from(name_rows.max(1)))
+        .into_iter()
+        .map(|l| Line::styled(l, theme.status_name))
+        .collect();
     lines.push(Line::styled(
         fit(&stats, w).into_owned(),
         theme.status_label,
@@ -204,6 +196,32 @@ fn draw_status(
         lines.push(Line::styled(fit_left(&breadcrumb(l), w), theme.breadcrumb));
     }
     frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// `s` in rows of `width` columns, at most `rows` of them, the last cut with `…`.
+fn wrap(s: &str, width: usize, rows: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthChar;
+    let mut out = Vec::new();
+    let mut rest = s;
+    while out.len() + 1 < rows && unicode_cols(rest) > width && width > 0 {
+        let mut used = 0;
+        let mut cut = rest.len();
+        for (i, c) in rest.char_indices() {
+            let cw = c.width().unwrap_or(0);
+            if used + cw > width {
+                cut = i;
+                break;
+            }
+            used += cw;
+        }
+        if cut == 0 {
+            break;
+        }
+        out.push(rest[..cut].to_string());
+        rest = &rest[cut..];
+    }
+    out.push(fit(rest, width).into_owned());
+    out
 }
 
 /// "all › main › run › leaf", the path from the root to the selection.
@@ -322,4 +340,17 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
         .title(" ember keys ")
         .border_style(app.theme.help_border);
     frame.render_widget(Paragraph::new(lines).block(block), rect);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wraps_long_names_and_cuts_the_last_row() {
+        assert_eq!(wrap("abcdefgh", 3, 4), ["abc", "def", "gh"]);
+        assert_eq!(wrap("abcdefgh", 3, 2), ["abc", "de…"]);
+        assert_eq!(wrap("abc", 10, 3), ["abc"]);
+        assert_eq!(wrap("abc", 0, 3), [""]);
+    }
 }
