@@ -118,7 +118,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Top(args)) => run_top(&args),
         None => {
             let Some(path) = cli.view.profile.clone() else {
-                anyhow::bail!("no PROFILE given (a file, or - for stdin); see ember --help");
+                use clap::CommandFactory;
+                Cli::command()
+                    .error(
+                        clap::error::ErrorKind::MissingRequiredArgument,
+                        "no PROFILE given (a file, or - for stdin)",
+                    )
+                    .exit();
             };
             ui::run(Source::from_arg(&path), &cli.view)
         }

@@ -26,12 +26,14 @@ impl Format {
         }
     }
 
-    fn probe(self, head: &[u8]) -> Option<bool> {
+    fn probe(self, head: &[u8], complete: bool) -> Option<bool> {
         match self {
-            Format::Folded => folded::probe(head),
+            Format::Folded => folded::probe(head, complete),
         }
     }
 }
+
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 
 /// What a parser can fail with; [`load`] adds the file and format.
 #[derive(Debug)]
@@ -41,15 +43,32 @@ pub enum ParseError {
     Invalid { line: u64, message: String },
 }
 
-/// The format whose probe is sure, else the first that is not sure it is not.
-pub fn detect(head: &[u8]) -> Option<Format> {
-    let probes: Vec<(Format, Option<bool>)> =
-        Format::ALL.iter().map(|&f| (f, f.probe(head))).collect();
+/// The format whose probe is sure. Failing that, text that no probe could judge
+/// (one line longer than the head, say) goes to the first unsure text format.
+/// `complete` says whether `head` is the whole input.
+pub fn detect(head: &[u8], complete: bool) -> Option<Format> {
+    let probes: Vec<(Format, Option<bool>)> = Format::ALL
+        .iter()
+        .map(|&f| (f, f.probe(head, complete)))
+        .collect();
     probes
         .iter()
         .find(|(_, p)| *p == Some(true))
-        .or_else(|| probes.iter().find(|(_, p)| p.is_none()))
+        .or_else(|| {
+            looks_textual(head)
+                .then(|| probes.iter().find(|(_, p)| p.is_none()))
+                .flatten()
+        })
         .map(|(f, _)| *f)
+}
+
+/// No NUL bytes and few control characters: plausibly text.
+fn looks_textual(head: &[u8]) -> bool {
+    let control = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t'))
+        .count();
+    !head.contains(&0) && control * 100 <= head.len()
 }
 
 /// Options that choose how an input is read.
@@ -71,6 +90,7 @@ pub fn load(
         source: e,
     };
     let opened = input::open(source, progress).map_err(io_err)?;
+    let complete = opened.head.len() < input::HEAD_LEN;
     let (head, reader): (Vec<u8>, Box<dyn Read + Send>) = match input::decode_utf16(&opened.head) {
         Some(_) => {
             // UTF-16 text is rare and small: decode all of it up front.
@@ -80,6 +100,13 @@ pub fn load(
             let utf8 = input::decode_utf16(&all).unwrap_or_default();
             (utf8.clone(), Box::new(Cursor::new(utf8)))
         }
+        None if opened.head.starts_with(UTF8_BOM) => {
+            // Drop the byte-order mark so it does not stick to the first frame.
+            let mut r = opened.reader;
+            let mut bom = [0u8; 3];
+            r.read_exact(&mut bom).map_err(io_err)?;
+            (opened.head[3..].to_vec(), r)
+        }
         None => (opened.head, opened.reader),
     };
     if head.iter().all(|b| b.is_ascii_whitespace()) {
@@ -87,7 +114,7 @@ pub fn load(
     }
     let format = match options.format {
         Some(f) => f,
-        None => detect(&head).ok_or_else(|| LoadError::Unrecognised {
+        None => detect(&head, complete).ok_or_else(|| LoadError::Unrecognised {
             path: path.clone(),
             tried: Format::ALL
                 .iter()

@@ -53,9 +53,14 @@ pub fn top_text(
         .chain(["total".len(), vt.unit.name().len()])
         .max()
         .unwrap_or(5);
+    let no_frames = if table.no_frames != 0 {
+        format!(" ({} with no frames)", value_text(table.no_frames, vt))
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "total: {} {} in {} functions",
+        "total: {} {} in {} functions{no_frames}",
         value_text(table.total, vt),
         vt.unit.name(),
         table.rows.len()
@@ -83,6 +88,9 @@ pub fn top_text(
 struct TopJson<'a> {
     unit: &'a str,
     total: serde_json::Number,
+    /// Weight of samples with no frames, when there is any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    no_frames: Option<serde_json::Number>,
     functions: Vec<FunctionJson>,
 }
 
@@ -115,6 +123,7 @@ pub fn top_json(
     let doc = TopJson {
         unit: vt.unit.name(),
         total: json_number(table.total, vt),
+        no_frames: (table.no_frames != 0).then(|| json_number(table.no_frames, vt)),
         functions: rows
             .iter()
             .map(|r| FunctionJson {

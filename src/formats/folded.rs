@@ -14,17 +14,22 @@ use crate::input::Progress;
 use crate::model::stacks::StackBuilder;
 use crate::model::{Profile, StackId, ValueType};
 
-/// Most decimals kept for fractional counts; more are rounded away.
+/// Most decimals kept for fractional counts; further digits are truncated.
 const MAX_DECIMALS: u8 = 6;
 const CHUNK: usize = 4 << 20;
 
 /// Whether `head` looks like folded stacks: `Some(true)` sure, `Some(false)` surely
-/// not, `None` unsure.
-pub fn probe(head: &[u8]) -> Option<bool> {
+/// not, `None` unsure (no complete line to judge). `complete` says whether `head` is
+/// the whole input; if not, its last, cut-off line is not judged.
+pub fn probe(head: &[u8], complete: bool) -> Option<bool> {
     let mut good = 0;
     let mut bad = 0;
-    for line in head.split(|&b| b == b'\n').take(50) {
-        let line = trim_cr(line);
+    let mut lines: Vec<&[u8]> = head.split(|&b| b == b'\n').collect();
+    if !complete {
+        lines.pop();
+    }
+    for line in lines.into_iter().take(50) {
+        let line = trim_end(line);
         if line.is_empty() || line.starts_with(b"#") {
             continue;
         }
@@ -37,12 +42,18 @@ pub fn probe(head: &[u8]) -> Option<bool> {
         (0, 0) => None,
         (0, _) => Some(false),
         (g, b) if g >= b => Some(true),
+        // Mostly bad lines: detection then asks whether the input is text at all.
         _ => None,
     }
 }
 
-fn trim_cr(line: &[u8]) -> &[u8] {
-    line.strip_suffix(b"\r").unwrap_or(line)
+/// The line without trailing blanks, tabs or `\r`.
+fn trim_end(line: &[u8]) -> &[u8] {
+    let n = line
+        .iter()
+        .rposition(|&b| !matches!(b, b' ' | b'\t' | b'\r'))
+        .map_or(0, |i| i + 1);
+    &line[..n]
 }
 
 /// A decimal count: (value scaled by 10^decimals, decimals).
@@ -140,7 +151,7 @@ impl Folder {
     /// of its stack part, which becomes the "previous" stack.
     fn line(&mut self, line: &[u8], prev: &[u8]) -> Option<usize> {
         self.line_no += 1;
-        let line = trim_cr(line);
+        let line = trim_end(line);
         if line.is_empty() || line.starts_with(b"#") {
             return None;
         }
@@ -200,13 +211,16 @@ impl Folder {
         Some(stack.len())
     }
 
-    /// A count in the profile's current decimals, widening them if needed.
+    /// A count in the profile's current decimals, widening them if needed. Nothing
+    /// changes when widening would overflow a stored value.
     fn scaled(&mut self, v: i64, d: u8) -> Option<i64> {
         if d > self.decimals {
-            let from = self.decimals;
-            for x in &mut self.profile.samples.values {
-                *x = rescale(*x, from, d)?;
+            let factor = 10i64.checked_pow(u32::from(d - self.decimals))?;
+            let values = &mut self.profile.samples.values;
+            if values.iter().any(|x| x.checked_mul(factor).is_none()) {
+                return None;
             }
+            values.iter_mut().for_each(|x| *x *= factor);
             self.decimals = d;
             for vt in &mut self.profile.value_types {
                 vt.decimals = d;
@@ -228,7 +242,15 @@ impl Folder {
         self.ends.truncate(k);
         let mut start = if k == 0 { 0 } else { self.ends[k - 1] + 1 };
         let mut leaf = self.path.last().copied().unwrap_or(u32::MAX);
-        while start <= cur.len() && !(start == cur.len() && k > 0) {
+        loop {
+            if start > cur.len() {
+                break;
+            }
+            if start == cur.len() && k > 0 {
+                // A trailing `;`: one more empty frame.
+                self.empty_frames += 1;
+                break;
+            }
             let end = memchr(b';', &cur[start..]).map_or(cur.len(), |i| start + i);
             let name = &cur[start..end];
             if name.is_empty() {
@@ -372,5 +394,24 @@ mod tests {
         assert_eq!(p.total(0), 15);
         // a, a;bc, a;bc;d, a;bc;e, a;b, a;b;e, a;bcx
         assert_eq!(p.stacks.len(), 7);
+    }
+
+    #[test]
+    fn tolerates_blanks_after_the_count_and_counts_trailing_empty_frames() {
+        let p = load(b"a;b 1 \na;c 2\t\n   \na;b; 5\n");
+        assert_eq!(p.total(0), 8);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert!(
+            p.notes.iter().any(|n| n.starts_with("1 empty frame")),
+            "{:?}",
+            p.notes
+        );
+    }
+
+    #[test]
+    fn probe_judges_only_complete_lines() {
+        assert_eq!(probe(b"a;b 1\nc;d 2\nhalf a li", false), Some(true));
+        assert_eq!(probe(b"a;b;c;d;e;f", false), None);
+        assert_eq!(probe(b"no counts here\nnor here\n", true), Some(false));
     }
 }

@@ -27,6 +27,9 @@ pub struct TopTable {
     pub rows: Vec<FunctionRow>,
     /// The tree's total (all samples in view).
     pub total: i64,
+    /// Weight of samples with an empty stack (py-spy writes ` 8` for samples taken
+    /// outside any Python frame): part of `total`, in no function's row.
+    pub no_frames: i64,
 }
 
 impl TopTable {
@@ -69,6 +72,7 @@ impl TopTable {
         TopTable {
             rows,
             total: tree.total(NodeId::ROOT),
+            no_frames: tree.self_weight(NodeId::ROOT),
         }
     }
 

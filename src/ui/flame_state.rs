@@ -48,12 +48,29 @@ pub struct FlameState {
     plateau_pos: usize,
 }
 
-/// The view's place as frame paths, which a rebuilt tree can re-find.
+/// A path of frame names from the root. Names, not ids: a reloaded profile interns
+/// its frames afresh, in whatever order the new input has them.
+pub type NamePath = Vec<Vec<u8>>;
+
+/// The view's place as name paths, which a rebuilt or reloaded tree can re-find.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SavedPlace {
-    pub zoom: Vec<FrameId>,
-    pub selected: Vec<FrameId>,
-    pub history: Vec<Vec<FrameId>>,
+    pub zoom: NamePath,
+    pub selected: NamePath,
+    pub history: Vec<NamePath>,
+}
+
+fn name_path(tree: &CallTree, p: &Profile, n: NodeId) -> NamePath {
+    tree.frame_path(p, n)
+        .into_iter()
+        .map(|f| p.frames.raw(f).to_vec())
+        .collect()
+}
+
+/// The deepest node of `tree` along `path`; a name the profile lacks ends the walk.
+fn find_names(tree: &CallTree, p: &Profile, path: &NamePath) -> NodeId {
+    let ids: Vec<FrameId> = path.iter().map_while(|n| p.frames.get(n)).collect();
+    tree.find_path(p, &ids).0
 }
 
 impl FlameState {
@@ -250,12 +267,12 @@ impl FlameState {
 
     pub fn save(&self, tree: &CallTree, p: &Profile) -> SavedPlace {
         SavedPlace {
-            zoom: tree.frame_path(p, self.zoom),
-            selected: tree.frame_path(p, self.selected),
+            zoom: name_path(tree, p, self.zoom),
+            selected: name_path(tree, p, self.selected),
             history: self
                 .history
                 .iter()
-                .map(|&n| tree.frame_path(p, n))
+                .map(|&n| name_path(tree, p, n))
                 .collect(),
         }
     }
@@ -263,13 +280,13 @@ impl FlameState {
     /// Re-finds a saved place in a new tree: each node becomes the deepest frame
     /// of its path that still exists.
     pub fn restore(&mut self, tree: &CallTree, p: &Profile, place: &SavedPlace) {
-        self.zoom = tree.find_path(p, &place.zoom).0;
+        self.zoom = find_names(tree, p, &place.zoom);
         self.history = place
             .history
             .iter()
-            .map(|h| tree.find_path(p, h).0)
+            .map(|h| find_names(tree, p, h))
             .collect();
-        let sel = tree.find_path(p, &place.selected).0;
+        let sel = find_names(tree, p, &place.selected);
         self.selected = if tree.is_ancestor_or_self(p, self.zoom, sel) {
             sel
         } else {
