@@ -1,0 +1,180 @@
+//! Helpers shared by the integration tests: loading inline text through the real
+//! loader (via a file in a temporary directory), walking a call tree, and printing
+//! it back as normalised folded lines.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use ember::error::LoadError;
+use ember::formats::{self, LoadOptions};
+use ember::input::{Progress, Source};
+use ember::model::{CallTree, FrameId, NodeId, Profile, SortKey, TopTable, TreeOptions};
+use ember::output::value_text;
+
+/// The repository root (where Cargo.toml is).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Loads `path` through `formats::load` with default options.
+pub fn load_path(path: &Path) -> Result<Profile, LoadError> {
+    formats::load(
+        &Source::Path(path.to_path_buf()),
+        &LoadOptions::default(),
+        &Progress::new(),
+    )
+}
+
+/// A temporary directory holding one input file.
+pub struct Input {
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+/// Writes `bytes` to `<tempdir>/<name>`.
+pub fn write_input(name: &str, bytes: &[u8]) -> Input {
+    let dir = tempfile::tempdir().expect("creating a temporary directory");
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).expect("writing the test input");
+    Input { dir, path }
+}
+
+/// Writes `bytes` to a temporary file and loads it.
+pub fn try_load_bytes(bytes: &[u8]) -> Result<Profile, LoadError> {
+    let input = write_input("input.folded", bytes);
+    load_path(&input.path)
+}
+
+/// Like [`try_load_bytes`], panicking with the error's message on failure.
+pub fn load_bytes(bytes: &[u8]) -> Profile {
+    match try_load_bytes(bytes) {
+        Ok(p) => p,
+        Err(e) => panic!("loading failed: {e}"),
+    }
+}
+
+/// Writes `bytes` to a temporary file and loads it as folded, skipping detection
+/// (what `--input-format folded` does).
+pub fn load_bytes_as_folded(bytes: &[u8]) -> Profile {
+    let input = write_input("input.folded", bytes);
+    let options = LoadOptions {
+        format: Some(formats::Format::Folded),
+    };
+    formats::load(
+        &Source::Path(input.path.clone()),
+        &options,
+        &Progress::new(),
+    )
+    .unwrap_or_else(|e| panic!("loading failed: {e}"))
+}
+
+/// The tree of the profile's default value, siblings in name order.
+pub fn default_tree(p: &Profile) -> CallTree {
+    CallTree::build(
+        p,
+        TreeOptions {
+            value: p.default_value,
+            ..TreeOptions::default()
+        },
+    )
+}
+
+/// The function table of the default tree, sorted by self weight (largest first).
+pub fn top_table(p: &Profile, tree: &CallTree) -> TopTable {
+    let mut t = TopTable::build(p, tree);
+    t.sort(p, SortKey::SelfWeight, true);
+    t
+}
+
+pub fn frame_name(p: &Profile, f: FrameId) -> String {
+    p.frames.name(f).into_owned()
+}
+
+/// Every node of `tree` reachable from the root (the root included), depth first.
+pub fn all_nodes(tree: &CallTree) -> Vec<NodeId> {
+    let mut out = Vec::new();
+    let mut stack = vec![NodeId::ROOT];
+    while let Some(n) = stack.pop() {
+        out.push(n);
+        stack.extend(tree.child_ids(n));
+    }
+    out
+}
+
+/// The node's frame names from the root down, joined with `;`.
+pub fn stack_text(p: &Profile, tree: &CallTree, n: NodeId) -> String {
+    tree.frame_path(p, n)
+        .iter()
+        .map(|&f| frame_name(p, f))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// The tree as folded text: one `a;b;c <self>` line per node with a non-zero self
+/// weight, values as `output::value_text` prints them, lines sorted. A root with
+/// self weight (samples without any frame) prints as `<no frames> N`.
+pub fn folded_lines(p: &Profile, tree: &CallTree) -> Vec<String> {
+    let vt = &p.value_types[tree.options.value];
+    let mut lines: Vec<String> = all_nodes(tree)
+        .into_iter()
+        .filter(|&n| tree.self_weight(n) != 0)
+        .map(|n| {
+            let stack = if n == NodeId::ROOT {
+                "<no frames>".to_string()
+            } else {
+                stack_text(p, tree, n)
+            };
+            format!("{stack} {}", value_text(tree.self_weight(n), vt))
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// [`folded_lines`] of a freshly built default tree, as one newline-ended text.
+pub fn folded_text(p: &Profile) -> String {
+    let tree = default_tree(p);
+    let mut s = folded_lines(p, &tree).join("\n");
+    s.push('\n');
+    s
+}
+
+/// The live node at the end of a path of names, if there is one.
+pub fn node_at(p: &Profile, tree: &CallTree, path: &[&str]) -> Option<NodeId> {
+    let mut cur = NodeId::ROOT;
+    for name in path {
+        cur = tree.child_ids(cur).find(|&c| {
+            tree.frame(p, c)
+                .is_some_and(|f| p.frames.raw(f) == name.as_bytes())
+        })?;
+    }
+    Some(cur)
+}
+
+/// Like [`node_at`], panicking when the path does not exist.
+pub fn node(p: &Profile, tree: &CallTree, path: &[&str]) -> NodeId {
+    node_at(p, tree, path).unwrap_or_else(|| panic!("no node at {path:?}"))
+}
+
+/// The row of the function called `name` in `table`.
+pub fn row<'a>(
+    p: &Profile,
+    table: &'a TopTable,
+    name: &str,
+) -> Option<&'a ember::model::FunctionRow> {
+    table
+        .rows
+        .iter()
+        .find(|r| p.frames.raw(r.frame) == name.as_bytes())
+}
+
+/// The `.folded` files in `dir`, sorted.
+pub fn folded_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "folded"))
+        .collect();
+    files.sort();
+    files
+}

@@ -1,0 +1,90 @@
+//! Screen snapshots (insta) of the whole UI on a small fixture, drawn through
+//! ratatui's `TestBackend` with the monochrome theme so they do not depend on the
+//! terminal. Review changes with `cargo insta review`, or regenerate with
+//! `INSTA_UPDATE=always cargo test --test snapshots` and read the diff.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use ember::ui::app::{App, Loaded, Phase};
+use ember::ui::flame_state::Orientation;
+use ember::ui::keymap::{Action, Keymap};
+use ember::ui::panels;
+use ember::ui::theme::{ColorDepth, Theme};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use unicode_width::UnicodeWidthStr;
+
+const FIXTURE: &str = "shared-callees.folded";
+
+/// The fixture loaded, with `app;handle_request;parse_json` selected.
+fn app(orientation: Orientation) -> App {
+    let p = common::load_path(&common::repo().join("tests/fixtures").join(FIXTURE))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let tree = common::default_tree(&p);
+    let mut loaded = Loaded::new(p, tree, orientation, Duration::ZERO);
+    let n = common::node(
+        &loaded.profile,
+        &loaded.tree,
+        &["app", "handle_request", "parse_json"],
+    );
+    loaded.flame.select(&loaded.tree, &loaded.profile, n);
+    App::new(
+        FIXTURE.into(),
+        Keymap::default_map(),
+        Theme::new(ColorDepth::Mono),
+        Phase::Ready(Box::new(loaded)),
+        orientation,
+    )
+}
+
+/// The screen as text, one line per row, trailing blanks trimmed.
+fn screen(app: &mut App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    term.draw(|f| panels::draw(f, app)).expect("draw");
+    let buf = term.backend().buffer();
+    let rows: Vec<String> = (0..h)
+        .map(|y| {
+            // A wide character fills two cells; the second one is not text.
+            let mut row = String::new();
+            let mut x = 0;
+            while x < w {
+                let sym = buf[(x, y)].symbol();
+                row.push_str(sym);
+                x += u16::try_from(sym.width().max(1)).unwrap_or(1);
+            }
+            row.trim_end().to_string()
+        })
+        .collect();
+    rows.join("\n")
+}
+
+#[test]
+fn icicle_80x24() {
+    insta::assert_snapshot!(screen(&mut app(Orientation::Icicle), 80, 24));
+}
+
+#[test]
+fn flame_80x24() {
+    insta::assert_snapshot!(screen(&mut app(Orientation::Flame), 80, 24));
+}
+
+#[test]
+fn icicle_40x12() {
+    insta::assert_snapshot!(screen(&mut app(Orientation::Icicle), 40, 12));
+}
+
+#[test]
+fn flame_40x12() {
+    insta::assert_snapshot!(screen(&mut app(Orientation::Flame), 40, 12));
+}
+
+#[test]
+fn help_overlay_80x24() {
+    let mut app = app(Orientation::Icicle);
+    app.update(Action::Help);
+    assert!(app.show_help);
+    insta::assert_snapshot!(screen(&mut app, 80, 24));
+}
