@@ -1,7 +1,12 @@
 //! Input formats: detection by content and one parser per format.
 //! Parsers turn bytes into a [`Profile`] of samples; they build no trees.
 
+pub mod chrome;
 pub mod folded;
+pub mod gecko;
+pub mod perf;
+pub mod pprof;
+pub mod speedscope;
 
 use std::io::{self, Cursor, Read};
 use std::sync::Arc;
@@ -13,22 +18,71 @@ use crate::model::Profile;
 /// A format ember reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// pprof protobuf (`profile.proto`), gzipped or not.
+    Pprof,
+    /// speedscope's JSON file format.
+    Speedscope,
+    /// Chrome / V8 / Node `.cpuprofile` JSON.
+    Cpuprofile,
+    /// Chrome trace-event JSON with CPU profile chunks.
+    ChromeTrace,
+    /// Firefox Profiler / Gecko profile JSON.
+    Gecko,
+    /// `perf script` text output.
+    Perf,
     /// Folded ("collapsed") stacks: `a;b;c 42`.
     Folded,
 }
 
 impl Format {
-    pub const ALL: &'static [Format] = &[Format::Folded];
+    /// In detection order: the most specific probes first, folded last.
+    pub const ALL: &'static [Format] = &[
+        Format::Pprof,
+        Format::Speedscope,
+        Format::Cpuprofile,
+        Format::ChromeTrace,
+        Format::Gecko,
+        Format::Perf,
+        Format::Folded,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
+            Format::Pprof => "pprof",
+            Format::Speedscope => "speedscope",
+            Format::Cpuprofile => "cpuprofile",
+            Format::ChromeTrace => "chrome-trace",
+            Format::Gecko => "gecko",
+            Format::Perf => "perf",
             Format::Folded => "folded",
         }
     }
 
     fn probe(self, head: &[u8], complete: bool) -> Option<bool> {
         match self {
+            Format::Pprof => pprof::probe(head, complete),
+            Format::Speedscope => speedscope::probe(head, complete),
+            Format::Cpuprofile => chrome::probe_cpuprofile(head, complete),
+            Format::ChromeTrace => chrome::probe_trace(head, complete),
+            Format::Gecko => gecko::probe(head, complete),
+            Format::Perf => perf::probe(head, complete),
             Format::Folded => folded::probe(head, complete),
+        }
+    }
+
+    fn parse(
+        self,
+        reader: Box<dyn Read + Send>,
+        progress: &Progress,
+    ) -> Result<Profile, ParseError> {
+        match self {
+            Format::Pprof => pprof::parse(reader, progress),
+            Format::Speedscope => speedscope::parse(reader, progress),
+            Format::Cpuprofile => chrome::parse_cpuprofile(reader, progress),
+            Format::ChromeTrace => chrome::parse_trace(reader, progress),
+            Format::Gecko => gecko::parse(reader, progress),
+            Format::Perf => perf::parse(reader, progress),
+            Format::Folded => folded::parse(reader, progress),
         }
     }
 }
@@ -124,9 +178,7 @@ pub fn load(
             head: printable_head(&head),
         })?,
     };
-    let result = match format {
-        Format::Folded => folded::parse(reader, progress),
-    };
+    let result = format.parse(reader, progress);
     let mut profile = result.map_err(|e| match e {
         ParseError::Io(e) => LoadError::Read {
             path: path.clone(),

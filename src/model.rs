@@ -8,7 +8,10 @@ pub mod top;
 pub mod tree;
 
 pub use frames::{FrameId, Frames};
-pub use profile::{Profile, Samples, Unit, ValueType, Warning, Warnings};
+pub use profile::{
+    FrameKind, FrameMeta, Profile, ProfileMeta, Samples, ThreadInfo, Unit, ValueType, Warning,
+    Warnings,
+};
 pub use stacks::{StackId, StackTable};
 pub use top::{FunctionRow, SortKey, TopTable};
 pub use tree::{CallTree, ChildOrder, NodeId, TreeOptions};

@@ -1,5 +1,7 @@
 //! A loaded profile: frames, stacks and samples, as the loaders return them.
 
+use std::collections::HashMap;
+
 use super::frames::{FrameId, Frames};
 use super::stacks::{StackId, StackTable};
 
@@ -11,6 +13,9 @@ pub enum Unit {
     /// Counts of something other than samples (objects, events).
     Count,
     Nanoseconds,
+    Microseconds,
+    Milliseconds,
+    Seconds,
     Bytes,
     /// A unit the profile named that we do not scale.
     Other(String),
@@ -22,8 +27,36 @@ impl Unit {
             Unit::Samples => "samples",
             Unit::Count => "count",
             Unit::Nanoseconds => "nanoseconds",
+            Unit::Microseconds => "microseconds",
+            Unit::Milliseconds => "milliseconds",
+            Unit::Seconds => "seconds",
             Unit::Bytes => "bytes",
             Unit::Other(s) => s,
+        }
+    }
+
+    /// The unit a profile names ("nanoseconds", "ms", "bytes", "count", ...).
+    pub fn from_name(name: &str) -> Unit {
+        match name.to_ascii_lowercase().as_str() {
+            "samples" | "sample" => Unit::Samples,
+            "count" | "counts" | "objects" | "events" | "none" | "" => Unit::Count,
+            "nanoseconds" | "nanosecond" | "ns" => Unit::Nanoseconds,
+            "microseconds" | "microsecond" | "us" => Unit::Microseconds,
+            "milliseconds" | "millisecond" | "ms" => Unit::Milliseconds,
+            "seconds" | "second" | "s" => Unit::Seconds,
+            "bytes" | "byte" | "b" => Unit::Bytes,
+            _ => Unit::Other(name.to_string()),
+        }
+    }
+
+    /// Nanoseconds per unit, for time units.
+    pub fn nanos(&self) -> Option<f64> {
+        match self {
+            Unit::Nanoseconds => Some(1.0),
+            Unit::Microseconds => Some(1e3),
+            Unit::Milliseconds => Some(1e6),
+            Unit::Seconds => Some(1e9),
+            _ => None,
         }
     }
 }
@@ -43,6 +76,14 @@ impl ValueType {
         ValueType {
             kind: "samples".into(),
             unit: Unit::Samples,
+            decimals: 0,
+        }
+    }
+
+    pub fn new(kind: &str, unit: Unit) -> Self {
+        ValueType {
+            kind: kind.to_string(),
+            unit,
             decimals: 0,
         }
     }
@@ -156,6 +197,54 @@ pub struct Profile {
     /// Facts about the input worth showing ("differential folded: two counts per line").
     pub notes: Vec<String>,
     pub warnings: Warnings,
+    /// Threads (or processes, or sub-profiles) that `Samples::thread` indexes.
+    pub threads: Vec<ThreadInfo>,
+    /// Where a frame came from, for frames whose format says so.
+    pub frame_meta: HashMap<FrameId, FrameMeta>,
+    pub meta: ProfileMeta,
+}
+
+/// A thread, process or sub-profile that samples belong to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// A display name: the comm, the thread name, or a sub-profile's name.
+    pub name: String,
+    pub pid: Option<u64>,
+    pub tid: Option<u64>,
+}
+
+/// What kind of code a frame is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FrameKind {
+    #[default]
+    Normal,
+    Kernel,
+    Inlined,
+    Jit,
+}
+
+/// A frame's source location and kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FrameMeta {
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub kind: FrameKind,
+}
+
+/// Facts about the whole profile, where the format carries them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProfileMeta {
+    /// How long the profile ran.
+    pub duration_ns: Option<u64>,
+    /// When it started, in nanoseconds since the Unix epoch.
+    pub start_unix_ns: Option<u64>,
+    /// Add to a sample's `time` to get nanoseconds since the Unix epoch, when the
+    /// sample clock is not wall-clock time but the offset is known (perf `-F +tod`).
+    pub time_to_unix_ns: Option<i64>,
+    /// The sampling period and what it counts (pprof `period`, perf's period).
+    pub period: Option<(i64, ValueType)>,
+    /// Anything else worth showing in `ember info` (key, value).
+    pub extra: Vec<(String, String)>,
 }
 
 impl Profile {
