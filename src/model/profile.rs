@@ -103,7 +103,12 @@ pub struct Samples {
     pub values: Vec<i64>,
     /// Nanoseconds since the epoch (or since the profile's start when unknown).
     pub time: Option<Vec<u64>>,
+    /// Index into `Profile::threads`.
     pub thread: Option<Vec<u32>>,
+    /// The CPU a sample was taken on (perf).
+    pub cpu: Option<Vec<u32>>,
+    /// Index into `Profile::label_sets` (pprof labels).
+    pub labels: Option<Vec<u32>>,
 }
 
 impl Samples {
@@ -199,6 +204,8 @@ pub struct Profile {
     pub warnings: Warnings,
     /// Threads (or processes, or sub-profiles) that `Samples::thread` indexes.
     pub threads: Vec<ThreadInfo>,
+    /// Distinct label sets (key, value) that `Samples::labels` indexes.
+    pub label_sets: Vec<Vec<(String, String)>>,
     /// Where a frame came from, for frames whose format says so.
     pub frame_meta: HashMap<FrameId, FrameMeta>,
     pub meta: ProfileMeta,
@@ -294,6 +301,8 @@ impl Profile {
             + self.samples.values.capacity() * 8
             + self.samples.time.as_ref().map_or(0, |t| t.capacity() * 8)
             + self.samples.thread.as_ref().map_or(0, |t| t.capacity() * 4)
+            + self.samples.cpu.as_ref().map_or(0, |t| t.capacity() * 4)
+            + self.samples.labels.as_ref().map_or(0, |t| t.capacity() * 4)
     }
 }
 
