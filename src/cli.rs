@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::formats::{self, Format, LoadOptions};
@@ -32,6 +32,40 @@ pub struct Cli {
 pub enum Command {
     /// Print the per-function table (self and total weight) and exit.
     Top(TopArgs),
+    /// Say what a profile is: format, sample types, totals, threads, time span.
+    Info(InfoArgs),
+    /// Write a profile in another format (normalised folded stacks).
+    Convert(ConvertArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// The profile to read; - reads stdin.
+    #[arg(value_name = "PROFILE")]
+    pub profile: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The profile to read; - reads stdin.
+    #[arg(value_name = "PROFILE")]
+    pub profile: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The output format.
+    #[arg(long, value_enum, default_value_t = ConvertTo::Folded)]
+    pub to: ConvertTo,
+    /// Write here instead of stdout (never the input file).
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConvertTo {
+    /// `a;b;c SELF` per stack, sorted.
+    Folded,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -39,15 +73,40 @@ pub struct InputArgs {
     /// Read the input as this format instead of detecting it.
     #[arg(long, value_enum, value_name = "NAME")]
     pub input_format: Option<Format>,
+    /// Show this sample type (pprof: cpu, alloc_space, ...; by name or index).
+    #[arg(long, value_name = "TYPE", conflicts_with = "weight")]
+    pub sample_type: Option<String>,
+    /// perf script: weight stacks by sample count or by the event period.
+    #[arg(long, value_enum)]
+    pub weight: Option<Weight>,
+    /// Put each sample's thread at the root of its stack.
+    #[arg(long)]
+    pub thread: bool,
+    /// Put each sample's process at the root of its stack.
+    #[arg(long)]
+    pub process: bool,
     /// Report every warning (bad lines skipped) on stderr.
     #[arg(long, short)]
     pub verbose: bool,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Weight {
+    Samples,
+    Period,
+}
+
 impl InputArgs {
     pub fn load_options(&self) -> LoadOptions {
+        let weight = self.weight.map(|w| match w {
+            Weight::Samples => "samples".to_string(),
+            Weight::Period => "period".to_string(),
+        });
         LoadOptions {
             format: self.input_format,
+            sample_type: self.sample_type.clone().or(weight),
+            process_roots: self.process,
+            thread_roots: self.thread,
         }
     }
 }
@@ -116,6 +175,8 @@ pub enum TopFormat {
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Some(Command::Top(args)) => run_top(&args),
+        Some(Command::Info(args)) => run_info(&args),
+        Some(Command::Convert(args)) => run_convert(&args),
         None => {
             let Some(path) = cli.view.profile.clone() else {
                 use clap::CommandFactory;
@@ -161,10 +222,14 @@ pub fn report_warnings(profile: &Profile, source: &Source, verbose: bool) {
     }
 }
 
-fn run_top(args: &TopArgs) -> Result<ExitCode> {
-    let source = Source::from_arg(&args.profile);
-    let profile = formats::load(&source, &args.input.load_options(), &Progress::new())?;
-    report_warnings(&profile, &source, args.input.verbose);
+/// Loads a profile for a batch command and builds its tree for the chosen value.
+fn load_for_batch(
+    path: &std::path::Path,
+    input: &InputArgs,
+) -> Result<(Source, Profile, CallTree)> {
+    let source = Source::from_arg(path);
+    let profile = formats::load(&source, &input.load_options(), &Progress::new())?;
+    report_warnings(&profile, &source, input.verbose);
     let tree = CallTree::build(
         &profile,
         TreeOptions {
@@ -172,6 +237,59 @@ fn run_top(args: &TopArgs) -> Result<ExitCode> {
             ..TreeOptions::default()
         },
     );
+    Ok((source, profile, tree))
+}
+
+/// Maps a closed stdout to success, as `| head` expects.
+fn finish_output(written: io::Result<()>) -> Result<ExitCode> {
+    match written {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.into()),
+        Ok(()) => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn run_info(args: &InfoArgs) -> Result<ExitCode> {
+    let (source, profile, tree) = load_for_batch(&args.profile, &args.input)?;
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let written =
+        output::info(&mut out, &profile, &tree, &source.display()).and_then(|()| out.flush());
+    finish_output(written)
+}
+
+fn run_convert(args: &ConvertArgs) -> Result<ExitCode> {
+    if let (Some(out), Source::Path(input)) = (&args.output, Source::from_arg(&args.profile)) {
+        let same = match (std::fs::canonicalize(out), std::fs::canonicalize(&input)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if same {
+            anyhow::bail!("{}: refusing to overwrite the input file", out.display());
+        }
+    }
+    let (_, profile, tree) = load_for_batch(&args.profile, &args.input)?;
+    match &args.output {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("{}: cannot create", path.display()))?;
+            let mut out = io::BufWriter::new(file);
+            output::folded(&mut out, &profile, &tree)
+                .and_then(|()| out.flush())
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        None => {
+            let stdout = io::stdout();
+            let mut out = io::BufWriter::new(stdout.lock());
+            let written = output::folded(&mut out, &profile, &tree).and_then(|()| out.flush());
+            finish_output(written)
+        }
+    }
+}
+
+fn run_top(args: &TopArgs) -> Result<ExitCode> {
+    let (_, profile, tree) = load_for_batch(&args.profile, &args.input)?;
     let mut table = TopTable::build(&profile, &tree);
     let key = match args.sort {
         TopSort::SelfWeight => SortKey::SelfWeight,
@@ -186,9 +304,5 @@ fn run_top(args: &TopArgs) -> Result<ExitCode> {
         TopFormat::Json => output::top_json(&mut out, &profile, &table, vt, args.limit),
     }
     .and_then(|()| out.flush());
-    match written {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(e.into()),
-        Ok(()) => Ok(ExitCode::SUCCESS),
-    }
+    finish_output(written)
 }

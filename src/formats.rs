@@ -1,6 +1,7 @@
 //! Input formats: detection by content and one parser per format.
 //! Parsers turn bytes into a [`Profile`] of samples; they build no trees.
 
+pub mod adjust;
 pub mod chrome;
 pub mod folded;
 pub mod gecko;
@@ -130,6 +131,12 @@ fn looks_textual(head: &[u8]) -> bool {
 pub struct LoadOptions {
     /// Skip detection and read as this format.
     pub format: Option<Format>,
+    /// Show this value type (pprof sample type, perf `samples`/`period`) by default.
+    pub sample_type: Option<String>,
+    /// Put a process frame at the root of every stack.
+    pub process_roots: bool,
+    /// Put a thread frame at the root of every stack (under the process, if any).
+    pub thread_roots: bool,
 }
 
 /// Reads a whole profile from `source`.
@@ -195,6 +202,19 @@ pub fn load(
     })?;
     if opened.gzipped {
         profile.format = format!("{} (gzip)", profile.format);
+    }
+    if let Some(want) = &options.sample_type {
+        adjust::select_value(&mut profile, want).map_err(|message| LoadError::Invalid {
+            path: path.clone(),
+            format: format.name(),
+            line: 0,
+            message,
+        })?;
+    }
+    if !adjust::add_roots(&mut profile, options.process_roots, options.thread_roots) {
+        profile
+            .notes
+            .push("no thread or process information for --thread/--process".into());
     }
     if profile.samples.is_empty() {
         let first = profile.warnings.first.first();

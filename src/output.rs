@@ -197,3 +197,213 @@ mod group_tests {
         assert_eq!(value_grouped(123_455, &d), "12,345.5");
     }
 }
+
+/// A value in human form: "1.44 s", "12.3 MiB", "17,728,380 samples".
+pub fn human(v: i64, vt: &ValueType) -> String {
+    let x = v as f64 / vt.scale();
+    if let Some(ns_per) = vt.unit.nanos() {
+        let ns = x * ns_per;
+        let a = ns.abs();
+        let (div, unit) = if a >= 60e9 {
+            (60e9, "min")
+        } else if a >= 1e9 {
+            (1e9, "s")
+        } else if a >= 1e6 {
+            (1e6, "ms")
+        } else if a >= 1e3 {
+            (1e3, "µs")
+        } else {
+            (1.0, "ns")
+        };
+        return format!("{} {unit}", short_float(ns / div));
+    }
+    if vt.unit == crate::model::Unit::Bytes {
+        let a = x.abs();
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+        let mut i = 0;
+        let mut d = 1.0;
+        while i + 1 < units.len() && a >= d * 1024.0 {
+            d *= 1024.0;
+            i += 1;
+        }
+        return format!("{} {}", short_float(x / d), units[i]);
+    }
+    format!("{} {}", value_grouped(v, vt), vt.unit.name())
+}
+
+/// Three significant digits at most, no trailing zeros: 1.44, 12.3, 153.
+fn short_float(x: f64) -> String {
+    let a = x.abs();
+    let decimals = if a >= 100.0 || a == 0.0 {
+        0
+    } else if a >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// The tree as normalised folded stacks: one `a;b;c SELF` line per stack with
+/// non-zero self weight, sorted. This is what `ember convert --to folded` writes
+/// and what the conformance suites compare.
+pub fn folded(
+    out: &mut dyn Write,
+    profile: &Profile,
+    tree: &crate::model::CallTree,
+) -> io::Result<()> {
+    use crate::model::NodeId;
+    let vt = &profile.value_types[tree.options.value];
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    // Depth-first, carrying each node's path text.
+    let mut stack: Vec<(NodeId, Vec<u8>)> = tree
+        .child_ids(NodeId::ROOT)
+        .map(|c| (c, Vec::new()))
+        .collect();
+    while let Some((node, mut path)) = stack.pop() {
+        if let Some(f) = tree.frame(profile, node) {
+            if !path.is_empty() {
+                path.push(b';');
+            }
+            path.extend_from_slice(profile.frames.raw(f));
+        }
+        let w = tree.self_weight(node);
+        if w != 0 {
+            let mut line = path.clone();
+            line.push(b' ');
+            line.extend_from_slice(value_text(w, vt).as_bytes());
+            lines.push(line);
+        }
+        stack.extend(tree.child_ids(node).map(|c| (c, path.clone())));
+    }
+    lines.sort_unstable();
+    for l in lines {
+        out.write_all(&l)?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod human_tests {
+    use super::*;
+    use crate::model::Unit;
+
+    #[test]
+    fn prints_units_in_human_form() {
+        let ns = ValueType::new("cpu", Unit::Nanoseconds);
+        assert_eq!(human(1_440_000_000, &ns), "1.44 s");
+        assert_eq!(human(12_500_000, &ns), "12.5 ms");
+        assert_eq!(human(999, &ns), "999 ns");
+        assert_eq!(human(90_000_000_000, &ns), "1.5 min");
+        let b = ValueType::new("alloc_space", Unit::Bytes);
+        assert_eq!(human(12_900_000, &b), "12.3 MiB");
+        assert_eq!(human(512, &b), "512 B");
+        assert_eq!(
+            human(17_728_380, &ValueType::samples()),
+            "17,728,380 samples"
+        );
+        let ms = ValueType::new("wall", Unit::Milliseconds);
+        assert_eq!(human(2_500, &ms), "2.5 s");
+    }
+}
+
+/// `ember info`: what the profile is.
+pub fn info(
+    out: &mut dyn Write,
+    p: &Profile,
+    tree: &crate::model::CallTree,
+    path: &str,
+) -> io::Result<()> {
+    writeln!(out, "file:          {}", sanitize(path))?;
+    writeln!(out, "format:        {}", p.format)?;
+    writeln!(
+        out,
+        "records:       {} (samples or distinct stacks, as the format stores them)",
+        value_grouped(p.samples.len() as i64, &ValueType::samples())
+    )?;
+    writeln!(out, "sample types:")?;
+    for (i, vt) in p.value_types.iter().enumerate() {
+        let mark = if i == tree.options.value {
+            " (shown)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "  {i}: {} [{}] total {}{mark}",
+            sanitize(&vt.kind),
+            vt.unit.name(),
+            human(p.total(i), vt)
+        )?;
+    }
+    writeln!(
+        out,
+        "frames:        {} distinct names, {} distinct stacks",
+        p.frames.len(),
+        p.stacks.len()
+    )?;
+    if !p.threads.is_empty() {
+        writeln!(out, "threads:       {}", p.threads.len())?;
+        if let Some(col) = &p.samples.thread {
+            let mut counts = vec![0u64; p.threads.len()];
+            for &t in col {
+                if let Some(c) = counts.get_mut(t as usize) {
+                    *c += 1;
+                }
+            }
+            let mut order: Vec<usize> = (0..counts.len()).collect();
+            order.sort_by(|a, b| counts[*b].cmp(&counts[*a]));
+            for &t in order.iter().take(10) {
+                let th = &p.threads[t];
+                let ids = match (th.pid, th.tid) {
+                    (Some(pid), Some(tid)) => format!(" pid {pid} tid {tid}"),
+                    (Some(pid), None) => format!(" pid {pid}"),
+                    _ => String::new(),
+                };
+                writeln!(out, "  {}{ids}: {} samples", sanitize(&th.name), counts[t])?;
+            }
+            if order.len() > 10 {
+                writeln!(out, "  … and {} more", order.len() - 10)?;
+            }
+        }
+    }
+    let ns = ValueType::new("time", crate::model::Unit::Nanoseconds);
+    if let Some((Some(a), Some(b))) = p
+        .samples
+        .time
+        .as_ref()
+        .map(|t| (t.iter().min(), t.iter().max()))
+    {
+        writeln!(out, "sample times:  span {}", human((b - a) as i64, &ns))?;
+    }
+    if let Some(d) = p.meta.duration_ns {
+        writeln!(out, "duration:      {}", human(d as i64, &ns))?;
+    }
+    if let Some(start) = p.meta.start_unix_ns {
+        writeln!(out, "started:       {} ns since the Unix epoch", start)?;
+    }
+    if let Some((period, vt)) = &p.meta.period {
+        writeln!(
+            out,
+            "period:        {} ({})",
+            human(*period, vt),
+            sanitize(&vt.kind)
+        )?;
+    }
+    for (k, v) in &p.meta.extra {
+        writeln!(out, "{}: {}", sanitize(k), sanitize(v))?;
+    }
+    for n in &p.notes {
+        writeln!(out, "note:          {}", sanitize(n))?;
+    }
+    if !p.warnings.is_empty() {
+        writeln!(out, "warnings:      {}", p.warnings.summary())?;
+    }
+    Ok(())
+}

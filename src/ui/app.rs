@@ -9,7 +9,7 @@ use super::flame_state::{FlameState, Orientation};
 use super::keymap::{Action, Keymap};
 use super::theme::Theme;
 use crate::input::Progress;
-use crate::model::{CallTree, ChildOrder, NodeId, Profile};
+use crate::model::{CallTree, ChildOrder, NodeId, Profile, TreeOptions};
 
 /// A profile ready to explore.
 pub struct Loaded {
@@ -150,6 +150,17 @@ impl App {
                     ChildOrder::Weight => ChildOrder::Name,
                 };
                 tree.set_order(profile, order);
+            }
+            Action::NextValue => {
+                let n = profile.value_types.len();
+                if n > 1 {
+                    let options = TreeOptions {
+                        value: (tree.options.value + 1) % n,
+                        ..tree.options.clone()
+                    };
+                    *tree = CallTree::build(profile, options);
+                    flame.after_rebuild(tree, profile);
+                }
             }
             Action::Help | Action::Quit => {}
         }

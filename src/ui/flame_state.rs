@@ -265,6 +265,27 @@ impl FlameState {
         }
     }
 
+    /// After a rebuild over the same stack table (another value type, another
+    /// sample range): node ids still hold, but a node may have lost its weight.
+    pub fn after_rebuild(&mut self, tree: &CallTree, p: &Profile) {
+        let live = |n: NodeId| n == NodeId::ROOT || tree.total(n) != 0;
+        let up = |mut n: NodeId| {
+            while !live(n) {
+                n = tree.parent(p, n).unwrap_or(NodeId::ROOT);
+            }
+            n
+        };
+        self.zoom = up(self.zoom);
+        self.history = self.history.iter().map(|&h| up(h)).collect();
+        self.selected = up(self.selected);
+        if !tree.is_ancestor_or_self(p, self.zoom, self.selected) {
+            self.selected = self.zoom;
+        }
+        self.last_child.clear();
+        self.plateaus = None;
+        self.ensure_visible(tree, p);
+    }
+
     pub fn save(&self, tree: &CallTree, p: &Profile) -> SavedPlace {
         SavedPlace {
             zoom: name_path(tree, p, self.zoom),

@@ -24,6 +24,7 @@ pub enum Action {
     PageDown,
     ToggleOrientation,
     ToggleOrder,
+    NextValue,
     Help,
     Quit,
 }

@@ -13,7 +13,29 @@ use super::keymap::Action;
 use super::text::{fit, fit_left};
 use crate::input::Progress;
 use crate::model::{ChildOrder, NodeId};
-use crate::output::{percent, value_grouped};
+use crate::model::{Unit, ValueType};
+use crate::output::{human, percent, value_grouped};
+
+/// A weight as the status shows it: counts grouped, times and bytes in human form.
+fn amount(v: i64, vt: &ValueType) -> String {
+    match vt.unit {
+        Unit::Samples | Unit::Count => value_grouped(v, vt),
+        _ => human(v, vt),
+    }
+}
+
+/// "17,728,380 samples", or "1.44 s cpu" when the profile has several value types.
+fn total_label(v: i64, vt: &ValueType, types: usize) -> String {
+    let unit = match vt.unit {
+        Unit::Samples | Unit::Count => format!("{} {}", value_grouped(v, vt), vt.unit.name()),
+        _ => human(v, vt),
+    };
+    if types > 1 || !matches!(vt.unit, Unit::Samples) {
+        format!("{unit} {}", sanitize(&vt.kind))
+    } else {
+        unit
+    }
+}
 use crate::sanitize::sanitize;
 
 /// Draws the whole screen for the current phase.
@@ -116,9 +138,8 @@ fn draw_header(
         Span::styled(format!("· {} ", p.format), theme.header),
         Span::styled(
             format!(
-                "· {} {} ",
-                value_grouped(l.tree.total(NodeId::ROOT), vt),
-                vt.unit.name()
+                "· {} ",
+                total_label(l.tree.total(NodeId::ROOT), vt, p.value_types.len())
             ),
             theme.header,
         ),
@@ -166,11 +187,7 @@ fn draw_status(
     let zoom_total = tree.total(st.zoom);
     let n = st.selected;
     let stat = |label: &str, v: i64| {
-        let mut s = format!(
-            "{label} {} ({:.2}% of all",
-            value_grouped(v, vt),
-            percent(v, all)
-        );
+        let mut s = format!("{label} {} ({:.2}% of all", amount(v, vt), percent(v, all));
         if st.zoom != NodeId::ROOT {
             s.push_str(&format!(", {:.2}% of zoom", percent(v, zoom_total)));
         }
@@ -178,11 +195,10 @@ fn draw_status(
         s
     };
     let stats = format!(
-        "{}  {}  · {} {}",
+        "{}  {}  · {}",
         stat("total", tree.total(n)),
         stat("self", tree.self_weight(n)),
-        value_grouped(all, vt),
-        vt.unit.name()
+        total_label(all, vt, p.value_types.len()),
     );
     let mut lines: Vec<Line> = wrap(name, w, usize::from(name_rows.max(1)))
         .into_iter()

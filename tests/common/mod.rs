@@ -59,6 +59,7 @@ pub fn load_bytes_as_folded(bytes: &[u8]) -> Profile {
     let input = write_input("input.folded", bytes);
     let options = LoadOptions {
         format: Some(formats::Format::Folded),
+        ..LoadOptions::default()
     };
     formats::load(
         &Source::Path(input.path.clone()),
