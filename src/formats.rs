@@ -3,6 +3,7 @@
 
 pub mod adjust;
 pub mod chrome;
+pub mod collapsers;
 pub mod folded;
 pub mod gecko;
 pub mod perf;
@@ -31,6 +32,18 @@ pub enum Format {
     Gecko,
     /// `perf script` text output.
     Perf,
+    /// DTrace `ustack()` aggregations (through inferno).
+    Dtrace,
+    /// macOS `sample` output (through inferno).
+    Sample,
+    /// Intel VTune CSV export (through inferno).
+    Vtune,
+    /// Visual Studio profiler CSV export (through inferno).
+    Vsprof,
+    /// GHC `.prof` files (through inferno).
+    Ghcprof,
+    /// Apple `xctrace export` XML (through inferno).
+    Xctrace,
     /// Folded ("collapsed") stacks: `a;b;c 42`.
     Folded,
 }
@@ -44,8 +57,27 @@ impl Format {
         Format::ChromeTrace,
         Format::Gecko,
         Format::Perf,
+        Format::Dtrace,
+        Format::Sample,
+        Format::Vtune,
+        Format::Vsprof,
+        Format::Ghcprof,
+        Format::Xctrace,
         Format::Folded,
     ];
+
+    /// The inferno collapser behind a format, if any.
+    fn collapser(self) -> Option<collapsers::Kind> {
+        Some(match self {
+            Format::Dtrace => collapsers::Kind::Dtrace,
+            Format::Sample => collapsers::Kind::Sample,
+            Format::Vtune => collapsers::Kind::Vtune,
+            Format::Vsprof => collapsers::Kind::Vsprof,
+            Format::Ghcprof => collapsers::Kind::Ghcprof,
+            Format::Xctrace => collapsers::Kind::Xctrace,
+            _ => return None,
+        })
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -55,11 +87,20 @@ impl Format {
             Format::ChromeTrace => "chrome-trace",
             Format::Gecko => "gecko",
             Format::Perf => "perf",
+            Format::Dtrace => "dtrace",
+            Format::Sample => "macos-sample",
+            Format::Vtune => "vtune",
+            Format::Vsprof => "vsprof",
+            Format::Ghcprof => "ghcprof",
+            Format::Xctrace => "xctrace",
             Format::Folded => "folded",
         }
     }
 
     fn probe(self, head: &[u8], complete: bool) -> Option<bool> {
+        if let Some(kind) = self.collapser() {
+            return collapsers::probe(kind, head, complete);
+        }
         match self {
             Format::Pprof => pprof::probe(head, complete),
             Format::Speedscope => speedscope::probe(head, complete),
@@ -67,7 +108,7 @@ impl Format {
             Format::ChromeTrace => chrome::probe_trace(head, complete),
             Format::Gecko => gecko::probe(head, complete),
             Format::Perf => perf::probe(head, complete),
-            Format::Folded => folded::probe(head, complete),
+            _ => folded::probe(head, complete),
         }
     }
 
@@ -76,6 +117,9 @@ impl Format {
         reader: Box<dyn Read + Send>,
         progress: &Progress,
     ) -> Result<Profile, ParseError> {
+        if let Some(kind) = self.collapser() {
+            return collapsers::parse(kind, reader, progress);
+        }
         match self {
             Format::Pprof => pprof::parse(reader, progress),
             Format::Speedscope => speedscope::parse(reader, progress),
@@ -83,7 +127,7 @@ impl Format {
             Format::ChromeTrace => chrome::parse_trace(reader, progress),
             Format::Gecko => gecko::parse(reader, progress),
             Format::Perf => perf::parse(reader, progress),
-            Format::Folded => folded::parse(reader, progress),
+            _ => folded::parse(reader, progress),
         }
     }
 }
@@ -99,22 +143,19 @@ pub enum ParseError {
 }
 
 /// The format whose probe is sure. Failing that, text that no probe could judge
-/// (one line longer than the head, say) goes to the first unsure text format.
+/// (one line longer than the head, say, or mostly bad lines) is read as folded
+/// stacks, the most forgiving format, whose warnings then say what was skipped.
 /// `complete` says whether `head` is the whole input.
 pub fn detect(head: &[u8], complete: bool) -> Option<Format> {
-    let probes: Vec<(Format, Option<bool>)> = Format::ALL
-        .iter()
-        .map(|&f| (f, f.probe(head, complete)))
-        .collect();
-    probes
-        .iter()
-        .find(|(_, p)| *p == Some(true))
-        .or_else(|| {
-            looks_textual(head)
-                .then(|| probes.iter().find(|(_, p)| p.is_none()))
-                .flatten()
-        })
-        .map(|(f, _)| *f)
+    let mut folded_unsure = false;
+    for &f in Format::ALL {
+        match f.probe(head, complete) {
+            Some(true) => return Some(f),
+            None if f == Format::Folded => folded_unsure = true,
+            _ => {}
+        }
+    }
+    (folded_unsure && looks_textual(head)).then_some(Format::Folded)
 }
 
 /// No NUL bytes and few control characters: plausibly text.
