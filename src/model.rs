@@ -3,6 +3,7 @@
 
 pub mod frames;
 pub mod profile;
+pub mod search;
 pub mod stacks;
 pub mod top;
 pub mod tree;

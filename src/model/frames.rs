@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use hashbrown::HashTable;
 
 /// Index of an interned frame name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct FrameId(pub u32);
 
 /// The frame-name interner: one arena of bytes, one span per name, a hash index.

@@ -1,0 +1,3 @@
+module ember-samples/go-workload
+
+go 1.19
