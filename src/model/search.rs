@@ -115,8 +115,8 @@ pub fn coverage(profile: &Profile, tree: &CallTree, m: &Matches, zoom: NodeId) -
     for i in 1..n {
         let node = NodeId(i as u32);
         let parent = tree.parent(profile, node).unwrap_or(NodeId::ROOT);
-        let hit = covered[parent.0 as usize]
-            || tree.frame(profile, node).is_some_and(|f| m.is_match(f));
+        let hit =
+            covered[parent.0 as usize] || tree.frame(profile, node).is_some_and(|f| m.is_match(f));
         covered[i] = hit;
         if hit {
             all += tree.self_weight(node);
@@ -140,7 +140,12 @@ pub fn coverage(profile: &Profile, tree: &CallTree, m: &Matches, zoom: NodeId) -
 }
 
 /// Matching nodes under `root` in drawing order (depth first, children as drawn).
-pub fn matching_nodes(profile: &Profile, tree: &CallTree, m: &Matches, root: NodeId) -> Vec<NodeId> {
+pub fn matching_nodes(
+    profile: &Profile,
+    tree: &CallTree,
+    m: &Matches,
+    root: NodeId,
+) -> Vec<NodeId> {
     let mut out = Vec::new();
     let mut stack = vec![root];
     while let Some(x) = stack.pop() {
@@ -150,6 +155,39 @@ pub fn matching_nodes(profile: &Profile, tree: &CallTree, m: &Matches, root: Nod
         stack.extend(tree.child_ids(x).rev());
     }
     out
+}
+
+/// The next (or previous) matching node after `from` in drawing order under
+/// `root`, wrapping around.
+pub fn step_match(
+    profile: &Profile,
+    tree: &CallTree,
+    m: &Matches,
+    root: NodeId,
+    from: NodeId,
+    forward: bool,
+) -> Option<NodeId> {
+    let mut before: Option<NodeId> = None; // last match before `from`
+    let mut first: Option<NodeId> = None;
+    let mut last: Option<NodeId> = None;
+    let mut seen_from = false;
+    let mut stack = vec![root];
+    while let Some(x) = stack.pop() {
+        if x == from {
+            seen_from = true;
+        } else if tree.frame(profile, x).is_some_and(|f| m.is_match(f)) && tree.total(x) != 0 {
+            if forward && seen_from {
+                return Some(x);
+            }
+            if !seen_from {
+                before = Some(x);
+            }
+            first = first.or(Some(x));
+            last = Some(x);
+        }
+        stack.extend(tree.child_ids(x).rev());
+    }
+    if forward { first } else { before.or(last) }
 }
 
 #[cfg(test)]
@@ -175,16 +213,30 @@ mod tests {
     fn fuzzy_matches_every_word_and_regex_errors_are_values() {
         let p = profile();
         let mut s = Searcher::default();
-        let q = |text: &str, mode| Query { text: text.into(), mode, case_sensitive: false };
-        let m = s.run(&p.frames, &q("prsjsn", SearchMode::Fuzzy)).unwrap_or_default();
+        let q = |text: &str, mode| Query {
+            text: text.into(),
+            mode,
+            case_sensitive: false,
+        };
+        let m = s
+            .run(&p.frames, &q("prsjsn", SearchMode::Fuzzy))
+            .unwrap_or_default();
         assert_eq!(m.count, 1);
         assert!(m.is_match(p.frames.get(b"parse_json").unwrap_or(FrameId(99))));
-        let m = s.run(&p.frames, &q("hash insert", SearchMode::Fuzzy)).unwrap_or_default();
+        let m = s
+            .run(&p.frames, &q("hash insert", SearchMode::Fuzzy))
+            .unwrap_or_default();
         assert_eq!(m.count, 1);
-        let m = s.run(&p.frames, &q("^(render|alloc)$", SearchMode::Regex)).unwrap_or_default();
+        let m = s
+            .run(&p.frames, &q("^(render|alloc)$", SearchMode::Regex))
+            .unwrap_or_default();
         assert_eq!(m.count, 2);
         assert!(s.run(&p.frames, &q("(", SearchMode::Regex)).is_err());
-        assert_eq!(s.run(&p.frames, &q("  ", SearchMode::Fuzzy)).map(|m| m.count), Ok(0));
+        assert_eq!(
+            s.run(&p.frames, &q("  ", SearchMode::Fuzzy))
+                .map(|m| m.count),
+            Ok(0)
+        );
     }
 
     #[test]
@@ -193,13 +245,33 @@ mod tests {
         let tree = CallTree::build(&p, TreeOptions::default());
         let mut s = Searcher::default();
         // "render" and "alloc" both match the 3 samples of main;render;alloc.
-        let q = Query { text: "^(render|alloc)$".into(), mode: SearchMode::Regex, case_sensitive: false };
+        let q = Query {
+            text: "^(render|alloc)$".into(),
+            mode: SearchMode::Regex,
+            case_sensitive: false,
+        };
         let m = s.run(&p.frames, &q).unwrap_or_default();
         let (all, zoom) = coverage(&p, &tree, &m, NodeId::ROOT);
         assert_eq!((all, zoom), (10, 10));
-        let render = tree.find_path(&p, &[p.frames.get(b"main").unwrap_or(FrameId(0)), p.frames.get(b"render").unwrap_or(FrameId(0))]).0;
+        let render = tree
+            .find_path(
+                &p,
+                &[
+                    p.frames.get(b"main").unwrap_or(FrameId(0)),
+                    p.frames.get(b"render").unwrap_or(FrameId(0)),
+                ],
+            )
+            .0;
         assert_eq!(coverage(&p, &tree, &m, render), (10, 5));
         let nodes = matching_nodes(&p, &tree, &m, NodeId::ROOT);
         assert_eq!(nodes.len(), 3); // parse_json;alloc, render, render;alloc
+        let next = step_match(&p, &tree, &m, NodeId::ROOT, nodes[0], true);
+        assert_eq!(next, Some(nodes[1]));
+        let wrap = step_match(&p, &tree, &m, NodeId::ROOT, nodes[2], true);
+        assert_eq!(wrap, Some(nodes[0]));
+        let back = step_match(&p, &tree, &m, NodeId::ROOT, nodes[0], false);
+        assert_eq!(back, Some(nodes[2]));
+        let from_root = step_match(&p, &tree, &m, NodeId::ROOT, NodeId::ROOT, true);
+        assert_eq!(from_root, Some(nodes[0]));
     }
 }

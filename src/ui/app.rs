@@ -3,13 +3,39 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, KeyEventKind, MouseButton, MouseEventKind};
+use crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+};
 
 use super::flame_state::{FlameState, Orientation};
 use super::keymap::{Action, Keymap};
 use super::theme::Theme;
 use crate::input::Progress;
+use crate::model::search::{self, Matches, Query, SearchMode, Searcher};
 use crate::model::{CallTree, ChildOrder, NodeId, Profile, TreeOptions};
+
+/// The search box and what it found.
+#[derive(Default)]
+pub struct SearchState {
+    pub query: Query,
+    /// The box has the keyboard.
+    pub editing: bool,
+    /// Frames matching the query; `None` while the query is empty or invalid.
+    pub matches: Option<Matches>,
+    /// A regex the user is still typing may not compile yet.
+    pub error: Option<String>,
+    /// Weight of samples with a matching frame: over all, and in `coverage_zoom`.
+    pub coverage: (i64, i64),
+    pub coverage_zoom: Option<NodeId>,
+    searcher: Searcher,
+}
+
+impl SearchState {
+    /// Whether highlights are showing.
+    pub fn active(&self) -> bool {
+        self.matches.is_some()
+    }
+}
 
 /// A profile ready to explore.
 pub struct Loaded {
@@ -57,6 +83,7 @@ pub struct App {
     pub phase: Phase,
     pub orientation: Orientation,
     pub show_help: bool,
+    pub search: SearchState,
     /// Something changed since the last draw.
     pub dirty: bool,
     last_click: Option<(Instant, NodeId)>,
@@ -79,6 +106,7 @@ impl App {
             phase,
             orientation,
             show_help: false,
+            search: SearchState::default(),
             dirty: true,
             last_click: None,
         }
@@ -131,7 +159,29 @@ impl App {
             Action::MoveLeft => flame.move_horizontal(tree, profile, false),
             Action::MoveRight => flame.move_horizontal(tree, profile, true),
             Action::Zoom => flame.zoom_in(tree, profile),
+            Action::Unzoom if self.search.active() => {
+                self.search.query.text.clear();
+                self.search.matches = None;
+                self.search.error = None;
+            }
             Action::Unzoom => flame.zoom_out(tree, profile),
+            Action::Search => {
+                // A fresh query, as in vi and less; the options stay.
+                self.search.editing = true;
+                self.search.query.text.clear();
+                self.search.matches = None;
+                self.search.error = None;
+            }
+            Action::NextMatch | Action::PrevMatch => {
+                if let Some(m) = &self.search.matches {
+                    let forward = action == Action::NextMatch;
+                    if let Some(n) =
+                        search::step_match(profile, tree, m, flame.zoom, flame.selected, forward)
+                    {
+                        flame.select(tree, profile, n);
+                    }
+                }
+            }
             Action::Reset => flame.reset(tree, profile),
             Action::Widest => flame.widest(tree, profile, true),
             Action::WidestPrev => flame.widest(tree, profile, false),
@@ -167,8 +217,82 @@ impl App {
         Effect::None
     }
 
+    /// Re-runs the search after its text or options changed.
+    fn refresh_search(&mut self) {
+        self.search.coverage_zoom = None;
+        let Phase::Ready(l) = &self.phase else {
+            return;
+        };
+        let s = &mut self.search;
+        match s.searcher.run(&l.profile.frames, &s.query) {
+            Ok(m) if !s.query.text.trim().is_empty() => {
+                s.matches = Some(m);
+                s.error = None;
+            }
+            Ok(_) => {
+                s.matches = None;
+                s.error = None;
+            }
+            Err(e) => {
+                s.matches = None;
+                s.error = Some(e);
+            }
+        }
+    }
+
+    /// Brings the search coverage up to date with the zoom; cheap when it is.
+    pub fn refresh_coverage(&mut self) {
+        let Phase::Ready(l) = &self.phase else {
+            return;
+        };
+        let s = &mut self.search;
+        if let Some(m) = &s.matches
+            && s.coverage_zoom != Some(l.flame.zoom)
+        {
+            s.coverage = search::coverage(&l.profile, &l.tree, m, l.flame.zoom);
+            s.coverage_zoom = Some(l.flame.zoom);
+        }
+    }
+
+    /// Keys while the search box has the keyboard.
+    fn search_key(&mut self, k: &KeyEvent) -> Effect {
+        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+        let q = &mut self.search.query;
+        match k.code {
+            KeyCode::Char('c') if ctrl => return Effect::Quit,
+            KeyCode::Char('r') if ctrl => {
+                q.mode = match q.mode {
+                    SearchMode::Fuzzy => SearchMode::Regex,
+                    SearchMode::Regex => SearchMode::Fuzzy,
+                };
+            }
+            KeyCode::Char('e') if ctrl => q.case_sensitive = !q.case_sensitive,
+            KeyCode::Char(c) if !ctrl => q.text.push(c),
+            KeyCode::Backspace => {
+                if q.text.pop().is_none() {
+                    self.search.editing = false;
+                }
+            }
+            KeyCode::Enter => self.search.editing = false,
+            KeyCode::Esc => {
+                q.text.clear();
+                self.search.editing = false;
+            }
+            _ => return Effect::None,
+        }
+        self.refresh_search();
+        self.dirty = true;
+        Effect::None
+    }
+
     /// Turns a terminal event into updates.
     pub fn handle_event(&mut self, ev: &Event) -> Effect {
+        if let Event::Key(k) = ev
+            && self.search.editing
+            && k.kind != KeyEventKind::Release
+        {
+            return self.search_key(k);
+        }
         match ev {
             Event::Key(k) if k.kind != KeyEventKind::Release => match self.keymap.action(k) {
                 Some(a) => self.update(a),

@@ -9,6 +9,7 @@ use ratatui::widgets::StatefulWidget;
 use super::flame_state::{FlameState, Hit, Orientation};
 use super::text::fit;
 use super::theme::{ColorDepth, Theme};
+use crate::model::search::Matches;
 use crate::model::{CallTree, NodeId, Profile};
 
 /// The label of the synthetic root.
@@ -18,6 +19,8 @@ pub struct FlameView<'a> {
     pub profile: &'a Profile,
     pub tree: &'a CallTree,
     pub theme: &'a Theme,
+    /// Frames to highlight (an active search).
+    pub matches: Option<&'a Matches>,
 }
 
 impl StatefulWidget for FlameView<'_> {
@@ -104,13 +107,21 @@ impl FlameView<'_> {
     fn draw_frame(&self, buf: &mut Buffer, node: NodeId, x0: u16, x1: u16, y: u16, role: Role) {
         let theme = self.theme;
         let frame = self.tree.frame(self.profile, node);
-        let (label, base) = match frame {
+        let matched = frame.is_some_and(|f| self.matches.is_some_and(|m| m.is_match(f)));
+        let (mut label, mut base) = match frame {
             None => (std::borrow::Cow::Borrowed(ROOT_LABEL), theme.root),
             Some(f) => (
                 self.profile.frames.name(f),
                 theme.frame(self.profile.frames.raw(f)),
             ),
         };
+        if matched {
+            base = base.patch(theme.matched);
+            if theme.depth == ColorDepth::Mono {
+                // Without colour, a mark in the text says "match".
+                label = std::borrow::Cow::Owned(format!("*{label}"));
+            }
+        }
         let style = match role {
             Role::Plain => base,
             Role::Ancestor => base.patch(theme.ancestor),

@@ -25,6 +25,9 @@ pub enum Action {
     ToggleOrientation,
     ToggleOrder,
     NextValue,
+    Search,
+    NextMatch,
+    PrevMatch,
     Help,
     Quit,
 }

@@ -6,12 +6,13 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use super::app::{App, Loaded};
+use super::app::{App, Loaded, SearchState};
 use super::flame::{FlameView, ROOT_LABEL};
 use super::flame_state::Orientation;
 use super::keymap::Action;
 use super::text::{fit, fit_left};
 use crate::input::Progress;
+use crate::model::search::SearchMode;
 use crate::model::{ChildOrder, NodeId};
 use crate::model::{Unit, ValueType};
 use crate::output::{human, percent, value_grouped};
@@ -40,6 +41,7 @@ use crate::sanitize::sanitize;
 
 /// Draws the whole screen for the current phase.
 pub fn draw(frame: &mut Frame, app: &mut App) {
+    app.refresh_coverage();
     let area = frame.area();
     let help_key = app
         .keymap
@@ -57,7 +59,15 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
             );
         }
         super::app::Phase::Ready(loaded) => {
-            draw_loaded(frame, area, &app.source_name, loaded, &app.theme, &help_key);
+            draw_loaded(
+                frame,
+                area,
+                &app.source_name,
+                loaded,
+                &app.theme,
+                &help_key,
+                &app.search,
+            );
         }
     }
     if app.show_help {
@@ -72,22 +82,32 @@ fn draw_loaded(
     l: &mut Loaded,
     theme: &super::theme::Theme,
     help_key: &str,
+    search: &SearchState,
 ) {
     let name = selected_name(l);
-    let name_rows: u16 = if area.height >= 12 && unicode_cols(&name) > usize::from(area.width) {
-        2
-    } else {
-        1
+    // The full name, wrapped over as many rows as the screen can spare.
+    let max_rows = match area.height {
+        0..=11 => 1,
+        12..=19 => 2,
+        _ => 4,
     };
+    let needed = unicode_cols(&name)
+        .div_ceil(usize::from(area.width.max(1)))
+        .max(1);
+    let name_rows = needed.min(max_rows) as u16;
+    let search_h = u16::from(
+        area.height >= 6 && (search.editing || search.active() || search.error.is_some()),
+    );
     let (header_h, status_h) = match area.height {
         0..=3 => (0, 0),
-        4..=7 => (0, 2),
-        _ => (1, 2 + name_rows),
+        4..=7 => (0, 2 + search_h),
+        _ => (1, 2 + name_rows + search_h),
     };
-    let [header, graph, status] = Layout::vertical([
+    let [header, graph, search_area, status] = Layout::vertical([
         Constraint::Length(header_h),
         Constraint::Min(1),
-        Constraint::Length(status_h),
+        Constraint::Length(search_h),
+        Constraint::Length(status_h - search_h.min(status_h)),
     ])
     .areas(area);
     if header_h > 0 {
@@ -97,18 +117,57 @@ fn draw_loaded(
         profile: &l.profile,
         tree: &l.tree,
         theme,
+        matches: search.matches.as_ref(),
     };
     frame.render_stateful_widget(view, graph, &mut l.flame);
-    if status_h > 0 {
-        draw_status(
-            frame,
-            status,
-            l,
-            theme,
-            &name,
-            name_rows.min(status_h.saturating_sub(1)),
-        );
+    if search_h > 0 {
+        draw_search(frame, search_area, l, theme, search);
     }
+    if status.height > 0 {
+        let rows = name_rows.min(status.height.saturating_sub(1)).max(1);
+        draw_status(frame, status, l, theme, &name, rows);
+    }
+}
+
+/// "/query▏ fuzzy · 12 frames · 34.50% of samples · 56.70% of zoom".
+fn draw_search(
+    frame: &mut Frame,
+    area: Rect,
+    l: &Loaded,
+    theme: &super::theme::Theme,
+    s: &SearchState,
+) {
+    let w = usize::from(area.width);
+    let mode = match (s.query.mode, s.query.case_sensitive) {
+        (SearchMode::Fuzzy, false) => "fuzzy",
+        (SearchMode::Fuzzy, true) => "fuzzy, exact case",
+        (SearchMode::Regex, false) => "regex",
+        (SearchMode::Regex, true) => "regex, exact case",
+    };
+    let cursor = if s.editing { "▏" } else { "" };
+    let mut text = format!("/{}{cursor}  [{mode}]", sanitize(&s.query.text));
+    let style = if let Some(e) = &s.error {
+        text.push_str(&format!("  {}", sanitize(e.lines().last().unwrap_or(e))));
+        theme.warning
+    } else if let Some(m) = &s.matches {
+        let all = l.tree.total(NodeId::ROOT);
+        let zoom = l.tree.total(l.flame.zoom);
+        text.push_str(&format!(
+            "  {} frames · {:.2}% of samples",
+            m.count,
+            percent(s.coverage.0, all)
+        ));
+        if l.flame.zoom != NodeId::ROOT {
+            text.push_str(&format!(" · {:.2}% of zoom", percent(s.coverage.1, zoom)));
+        }
+        theme.search
+    } else {
+        theme.search
+    };
+    frame.render_widget(
+        Paragraph::new(Line::styled(fit(&text, w).into_owned(), style)),
+        area,
+    );
 }
 
 fn selected_name(l: &Loaded) -> String {
