@@ -43,10 +43,13 @@ impl Matches {
     }
 }
 
-/// A reusable matcher (nucleo's keeps scratch memory between calls).
+/// A reusable matcher (nucleo's keeps scratch memory between calls). It remembers
+/// the last fuzzy result: typing one more character can only narrow a fuzzy
+/// match, so the next keystroke re-checks the survivors, not every name.
 pub struct Searcher {
     matcher: Matcher,
     buf: Vec<char>,
+    last: Option<(Query, usize, Matches)>,
 }
 
 impl Default for Searcher {
@@ -54,6 +57,7 @@ impl Default for Searcher {
         Searcher {
             matcher: Matcher::new(Config::DEFAULT),
             buf: Vec::new(),
+            last: None,
         }
     }
 }
@@ -67,6 +71,7 @@ impl Searcher {
             count: 0,
         };
         if q.text.trim().is_empty() {
+            self.last = None;
             return Ok(out);
         }
         match q.mode {
@@ -77,7 +82,22 @@ impl Searcher {
                     CaseMatching::Smart
                 };
                 let pattern = Pattern::new(&q.text, case, Normalization::Smart, AtomKind::Fuzzy);
-                for id in frames.ids() {
+                // Smart case turns sensitive at the first capital: then the last
+                // result is no superset and everything is checked again.
+                let narrowing = self.last.as_ref().filter(|(lq, len, _)| {
+                    *len == n
+                        && lq.mode == SearchMode::Fuzzy
+                        && lq.case_sensitive == q.case_sensitive
+                        && !lq.text.trim().is_empty()
+                        && q.text.starts_with(&lq.text)
+                        && (q.case_sensitive
+                            || !q.text[lq.text.len()..].chars().any(char::is_uppercase))
+                });
+                let candidates: Vec<FrameId> = match narrowing {
+                    Some((_, _, m)) => frames.ids().filter(|&f| m.is_match(f)).collect(),
+                    None => frames.ids().collect(),
+                };
+                for id in candidates {
                     let name = frames.name(id);
                     let hay = Utf32Str::new(&name, &mut self.buf);
                     if pattern.score(hay, &mut self.matcher).is_some() {
@@ -85,8 +105,11 @@ impl Searcher {
                         out.count += 1;
                     }
                 }
+                self.last = Some((q.clone(), n, out.clone()));
+                return Ok(out);
             }
             SearchMode::Regex => {
+                self.last = None;
                 let re = regex::RegexBuilder::new(&q.text)
                     .case_insensitive(!q.case_sensitive)
                     .size_limit(1 << 22)
@@ -237,6 +260,31 @@ mod tests {
                 .map(|m| m.count),
             Ok(0)
         );
+    }
+
+    #[test]
+    fn typing_ahead_narrows_like_a_fresh_search() {
+        let p = profile();
+        let mut typed = Searcher::default();
+        for text in ["r", "re", "ren", "rend", "rendr", "ren", "r"] {
+            let q = Query {
+                text: text.into(),
+                mode: SearchMode::Fuzzy,
+                case_sensitive: false,
+            };
+            let fresh = Searcher::default().run(&p.frames, &q);
+            assert_eq!(typed.run(&p.frames, &q), fresh, "{text}");
+        }
+        // Smart case: a capital makes the query case-sensitive, not narrower.
+        for text in ["h", "hM", "hMa"] {
+            let q = Query {
+                text: text.into(),
+                mode: SearchMode::Fuzzy,
+                case_sensitive: false,
+            };
+            let fresh = Searcher::default().run(&p.frames, &q);
+            assert_eq!(typed.run(&p.frames, &q), fresh, "{text}");
+        }
     }
 
     #[test]
