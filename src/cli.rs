@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::formats::{self, Format, LoadOptions};
 use crate::input::{Progress, Source};
-use crate::model::{CallTree, Profile, SortKey, TopTable, TreeOptions};
+use crate::model::{self, CallTree, Profile, Recipe, SortKey, TopTable, Transform, TreeOptions};
 use crate::output;
 use crate::ui;
 
@@ -85,6 +85,21 @@ pub struct InputArgs {
     /// Put each sample's process at the root of its stack.
     #[arg(long)]
     pub process: bool,
+    /// Apply a recipe: a saved stack of transforms and a search (TOML).
+    #[arg(long, value_name = "FILE")]
+    pub recipe: Option<PathBuf>,
+    /// Keep only stacks through a function matching REGEX, re-rooted at it.
+    #[arg(long, value_name = "REGEX")]
+    pub focus: Vec<String>,
+    /// Drop stacks through a function matching REGEX.
+    #[arg(long, value_name = "REGEX")]
+    pub ignore: Vec<String>,
+    /// Hide functions matching REGEX: their time goes to their callers.
+    #[arg(long, value_name = "REGEX")]
+    pub hide: Vec<String>,
+    /// Collapse direct recursion (a;a;a;b becomes a;b).
+    #[arg(long)]
+    pub collapse_recursion: bool,
     /// Report every warning (bad lines skipped) on stderr.
     #[arg(long, short)]
     pub verbose: bool,
@@ -97,6 +112,40 @@ pub enum Weight {
 }
 
 impl InputArgs {
+    /// The recipe's transforms, then the flags' (focus, ignore, hide, collapse), and
+    /// the recipe's search.
+    pub fn transforms(&self) -> Result<(Vec<Transform>, Option<String>)> {
+        let mut out = Vec::new();
+        let mut search = None;
+        if let Some(path) = &self.recipe {
+            let r = Recipe::load(path)?;
+            out.extend(r.transforms);
+            search = r.search;
+        }
+        out.extend(
+            self.focus
+                .iter()
+                .map(|p| Transform::Focus { pattern: p.clone() }),
+        );
+        out.extend(
+            self.ignore
+                .iter()
+                .map(|p| Transform::Drop { pattern: p.clone() }),
+        );
+        out.extend(
+            self.hide
+                .iter()
+                .map(|p| Transform::Merge { pattern: p.clone() }),
+        );
+        if self.collapse_recursion {
+            out.push(Transform::CollapseRecursion { indirect: false });
+        }
+        for t in &out {
+            t.check()?;
+        }
+        Ok((out, search))
+    }
+
     pub fn load_options(&self) -> LoadOptions {
         let weight = self.weight.map(|w| match w {
             Weight::Samples => "samples".to_string(),
@@ -228,8 +277,14 @@ fn load_for_batch(
     input: &InputArgs,
 ) -> Result<(Source, Profile, CallTree)> {
     let source = Source::from_arg(path);
+    let (transforms, _) = input.transforms()?;
     let profile = formats::load(&source, &input.load_options(), &Progress::new())?;
     report_warnings(&profile, &source, input.verbose);
+    let profile = if transforms.is_empty() {
+        profile
+    } else {
+        model::apply_all(&profile, &transforms)?
+    };
     let tree = CallTree::build(
         &profile,
         TreeOptions {

@@ -3,9 +3,11 @@
 
 pub mod frames;
 pub mod profile;
+pub mod recipe;
 pub mod search;
 pub mod stacks;
 pub mod top;
+pub mod transform;
 pub mod tree;
 
 pub use frames::{FrameId, Frames};
@@ -14,5 +16,7 @@ pub use profile::{
     Warnings,
 };
 pub use stacks::{StackId, StackTable};
+pub use recipe::{Recipe, RecipeError};
 pub use top::{FunctionRow, SortKey, TopTable};
+pub use transform::{Transform, TransformError, apply, apply_all};
 pub use tree::{CallTree, ChildOrder, NodeId, TreeOptions};

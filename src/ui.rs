@@ -8,6 +8,7 @@ pub mod flame;
 pub mod flame_state;
 pub mod keymap;
 pub mod panels;
+pub mod table;
 pub mod terminal;
 pub mod text;
 pub mod theme;
@@ -28,7 +29,7 @@ use crate::cli::{ViewArgs, report_warnings};
 use crate::error::LoadError;
 use crate::formats::{self, LoadOptions};
 use crate::input::{Progress, Source};
-use crate::model::{CallTree, Profile, TreeOptions};
+use crate::model::{CallTree, Profile, Transform, TreeOptions};
 
 /// What the event loop hears.
 pub enum Msg {
@@ -46,6 +47,7 @@ pub fn load_and_build(
     options: &LoadOptions,
     progress: &Arc<Progress>,
     orientation: Orientation,
+    transforms: Vec<Transform>,
 ) -> Result<Loaded, LoadError> {
     let started = Instant::now();
     let profile: Profile = formats::load(source, options, progress)?;
@@ -56,7 +58,15 @@ pub fn load_and_build(
             ..TreeOptions::default()
         },
     );
-    let mut loaded = Loaded::new(profile, tree, orientation, started.elapsed());
+    let loaded = Loaded::new(profile, tree, orientation, started.elapsed());
+    let mut loaded = loaded
+        .with_transforms(transforms)
+        .map_err(|e| LoadError::Invalid {
+            path: source.display(),
+            format: "transform",
+            line: 0,
+            message: e.to_string(),
+        })?;
     loaded.load_time = started.elapsed();
     Ok(loaded)
 }
@@ -67,12 +77,13 @@ fn spawn_loader(
     options: LoadOptions,
     progress: Arc<Progress>,
     orientation: Orientation,
+    transforms: Vec<Transform>,
 ) -> Result<()> {
     std::thread::Builder::new()
         .name("ember-loader".into())
         .spawn(move || {
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                load_and_build(&source, &options, &progress, orientation)
+                load_and_build(&source, &options, &progress, orientation, transforms)
             }));
             let msg = match result {
                 Ok(Ok(l)) => Msg::Loaded(Box::new(l)),
@@ -137,18 +148,21 @@ pub fn run(source: Source, args: &ViewArgs) -> Result<ExitCode> {
     let (tx, rx) = mpsc::channel();
     terminal::install_panic_hook();
     spawn_signals(tx.clone())?;
+    let (transforms, initial_search) = args.input.transforms()?;
     spawn_loader(
         tx.clone(),
         source.clone(),
         args.input.load_options(),
         progress.clone(),
         orientation,
+        transforms,
     )?;
     let phase = Phase::Loading {
         progress,
         started: Instant::now(),
     };
     let mut app = App::new(source.short_name(), keymap, theme, phase, orientation);
+    app.initial_search = initial_search;
     let outcome = {
         let mut guard =
             terminal::Guard::enter(!args.no_mouse).context("setting up the terminal")?;

@@ -478,7 +478,11 @@ fn a_key_while_help_is_shown_only_closes_the_help() {
     select(&mut app, &["main", "run"]);
     app.update(Action::Help);
     assert!(app.show_help);
+    // Up and down scroll a long help instead of closing it.
     app.update(Action::MoveDown);
+    assert!(app.show_help);
+    assert_eq!(app.help_scroll, 1);
+    app.update(Action::MoveRight);
     assert!(!app.show_help);
     assert_eq!(selected(&mut app), "main;run");
     app.update(Action::MoveDown);

@@ -12,6 +12,8 @@ pub struct FunctionRow {
     pub frame: FrameId,
     pub self_weight: i64,
     pub total: i64,
+    /// Distinct callers (parent frames; the root counts as one).
+    pub sites: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -40,6 +42,9 @@ impl TopTable {
         let mut total = vec![0i64; nframes];
         let mut seen = vec![false; nframes];
         let mut on_path = vec![0u32; nframes];
+        let mut sites = vec![0u32; nframes];
+        let mut callers: std::collections::HashSet<(u32, u32), foldhash::fast::FixedState> =
+            std::collections::HashSet::default();
         // Iterative depth-first walk; `true` entries mark the exit of a node.
         let mut stack: Vec<(NodeId, bool)> =
             tree.child_ids(NodeId::ROOT).map(|c| (c, false)).collect();
@@ -53,6 +58,13 @@ impl TopTable {
                 continue;
             }
             seen[fi] = true;
+            let caller = tree
+                .parent(profile, node)
+                .and_then(|p| tree.frame(profile, p))
+                .map_or(u32::MAX, |c| c.0);
+            if callers.insert((f.0, caller)) {
+                sites[fi] += 1;
+            }
             self_w[fi] += tree.self_weight(node);
             if on_path[fi] == 0 {
                 total[fi] += tree.total(node);
@@ -67,6 +79,7 @@ impl TopTable {
                 frame: FrameId(i as u32),
                 self_weight: self_w[i],
                 total: total[i],
+                sites: sites[i],
             })
             .collect();
         TopTable {

@@ -9,10 +9,13 @@ use crossterm::event::{
 
 use super::flame_state::{FlameState, Orientation};
 use super::keymap::{Action, Keymap};
+use super::table::TableState;
 use super::theme::Theme;
 use crate::input::Progress;
 use crate::model::search::{self, Matches, Query, SearchMode, Searcher};
-use crate::model::{CallTree, ChildOrder, NodeId, Profile, TreeOptions};
+use crate::model::{
+    CallTree, ChildOrder, NodeId, Profile, SortKey, Transform, TransformError, TreeOptions,
+};
 
 /// The search box and what it found.
 #[derive(Default)]
@@ -39,10 +42,26 @@ impl SearchState {
 
 /// A profile ready to explore.
 pub struct Loaded {
+    /// The profile on screen: `base` with `transforms` applied.
     pub profile: Profile,
     pub tree: CallTree,
     pub flame: FlameState,
+    pub table: TableState,
     pub load_time: Duration,
+    /// The profile as loaded, kept while transforms are active (for undo).
+    pub base: Option<Profile>,
+    /// Transforms applied to `base`, oldest first.
+    pub transforms: Vec<Transform>,
+    /// The last transform that failed (a bad pattern), for the status line.
+    pub transform_error: Option<String>,
+}
+
+/// Which view has the screen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum View {
+    #[default]
+    Flame,
+    Table,
 }
 
 impl Loaded {
@@ -56,8 +75,91 @@ impl Loaded {
             profile,
             tree,
             flame: FlameState::new(orientation),
+            table: TableState::new(),
             load_time,
+            base: None,
+            transforms: Vec::new(),
+            transform_error: None,
         }
+    }
+
+    /// Applies the transforms to a freshly loaded profile (on the loader thread).
+    pub fn with_transforms(mut self, transforms: Vec<Transform>) -> Result<Loaded, TransformError> {
+        if !transforms.is_empty() {
+            let shown = crate::model::apply_all(&self.profile, &transforms)?;
+            self.base = Some(std::mem::replace(&mut self.profile, shown));
+            self.transforms = transforms;
+            self.rebuild(None);
+        }
+        Ok(self)
+    }
+
+    /// Rebuilds the tree after the profile changed, re-finding the view's place.
+    fn rebuild(&mut self, place: Option<crate::ui::flame_state::SavedPlace>) {
+        let options = TreeOptions {
+            value: self
+                .tree
+                .options
+                .value
+                .min(self.profile.value_types.len().saturating_sub(1)),
+            ..self.tree.options.clone()
+        };
+        self.tree = CallTree::build(&self.profile, options);
+        self.table = TableState::new();
+        match place {
+            Some(p) => self.flame.restore(&self.tree, &self.profile, &p),
+            None => self.flame.after_rebuild(&self.tree, &self.profile),
+        }
+    }
+
+    /// Adds a transform on top of the current ones.
+    pub fn push_transform(&mut self, t: Transform) {
+        match crate::model::apply(&self.profile, &t) {
+            Ok(shown) => {
+                let place = self.flame.save(&self.tree, &self.profile);
+                let old = std::mem::replace(&mut self.profile, shown);
+                if self.base.is_none() {
+                    self.base = Some(old);
+                }
+                self.transforms.push(t);
+                self.transform_error = None;
+                self.rebuild(Some(place));
+            }
+            Err(e) => self.transform_error = Some(e.to_string()),
+        }
+    }
+
+    /// Takes back the last transform.
+    pub fn undo_transform(&mut self) {
+        if self.transforms.pop().is_none() {
+            return;
+        }
+        let place = self.flame.save(&self.tree, &self.profile);
+        let shown = match &self.base {
+            Some(base) if self.transforms.is_empty() => Some(base.clone()),
+            Some(base) => crate::model::apply_all(base, &self.transforms).ok(),
+            None => None,
+        };
+        if let Some(shown) = shown {
+            self.profile = shown;
+            if self.transforms.is_empty() {
+                // Nothing left to undo to: hand the base back instead of keeping two.
+                if let Some(base) = self.base.take() {
+                    self.profile = base;
+                }
+            }
+            self.transform_error = None;
+            self.rebuild(Some(place));
+        }
+    }
+
+    /// "focus: main › drop: ^runtime" for the header.
+    pub fn transform_breadcrumb(&self) -> String {
+        self.transforms
+            .iter()
+            .map(Transform::describe)
+            .collect::<Vec<_>>()
+            .join(" › ")
     }
 }
 
@@ -83,7 +185,12 @@ pub struct App {
     pub phase: Phase,
     pub orientation: Orientation,
     pub show_help: bool,
+    /// First help row on screen.
+    pub help_scroll: usize,
+    pub view: View,
     pub search: SearchState,
+    /// A search to run once the profile is loaded (from a recipe).
+    pub initial_search: Option<String>,
     /// Something changed since the last draw.
     pub dirty: bool,
     last_click: Option<(Instant, NodeId)>,
@@ -106,7 +213,10 @@ impl App {
             phase,
             orientation,
             show_help: false,
+            help_scroll: 0,
+            view: View::Flame,
             search: SearchState::default(),
+            initial_search: None,
             dirty: true,
             last_click: None,
         }
@@ -124,6 +234,10 @@ impl App {
         loaded.flame.orientation = self.orientation;
         self.phase = Phase::Ready(loaded);
         self.dirty = true;
+        if let Some(text) = self.initial_search.take() {
+            self.search.query.text = text;
+            self.refresh_search();
+        }
     }
 
     /// Applies one action. Only this changes the view.
@@ -137,11 +251,35 @@ impl App {
         }
         if action == Action::Help {
             self.show_help = !self.show_help;
+            self.help_scroll = 0;
             return Effect::None;
         }
         if self.show_help {
-            // Any other key closes the help first.
-            self.show_help = false;
+            // Up and down scroll a help taller than the screen; any other key closes it.
+            match action {
+                Action::MoveDown => self.help_scroll += 1,
+                Action::MoveUp => self.help_scroll = self.help_scroll.saturating_sub(1),
+                Action::PageDown => self.help_scroll += 10,
+                Action::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
+                _ => self.show_help = false,
+            }
+            return Effect::None;
+        }
+        if matches!(self.phase, Phase::Loading { .. }) {
+            return Effect::None;
+        }
+        if action == Action::ToggleView {
+            self.view = match self.view {
+                View::Flame => View::Table,
+                View::Table => View::Flame,
+            };
+            return Effect::None;
+        }
+        if self.view == View::Table && self.table_action(action) {
+            return Effect::None;
+        }
+        if self.transform_action(action) {
+            self.search.coverage_zoom = None;
             return Effect::None;
         }
         let Phase::Ready(l) = &mut self.phase else {
@@ -212,9 +350,141 @@ impl App {
                     flame.after_rebuild(tree, profile);
                 }
             }
-            Action::Help | Action::Quit => {}
+            Action::Help
+            | Action::Quit
+            | Action::Focus
+            | Action::DropFunction
+            | Action::HideFrame
+            | Action::MergeFunction
+            | Action::CollapseRecursion
+            | Action::MinWidth
+            | Action::Undo
+            | Action::ToggleView
+            | Action::SortSelf
+            | Action::SortTotal
+            | Action::SortName => {}
         }
         Effect::None
+    }
+
+    /// Transform keys; returns false for the rest. They act on the flame view's
+    /// selection (or the table's row in the table).
+    fn transform_action(&mut self, action: Action) -> bool {
+        let view = self.view;
+        let Phase::Ready(l) = &mut self.phase else {
+            return false;
+        };
+        let frame = match view {
+            View::Table => l.table.selected(),
+            View::Flame => l.tree.frame(&l.profile, l.flame.selected),
+        };
+        let exact = |f| format!("^{}$", regex::escape(&l.profile.frames.name(f)));
+        let t = match (action, frame) {
+            (Action::Undo, _) => {
+                l.undo_transform();
+                return true;
+            }
+            (Action::CollapseRecursion, _) => Transform::CollapseRecursion { indirect: false },
+            (Action::MinWidth, _) => {
+                // Cycle 0.5% -> 1% -> 2% -> off, replacing the last min-width step.
+                let last = match l.transforms.last() {
+                    Some(Transform::MinWidth { percent }) => Some(*percent),
+                    _ => None,
+                };
+                if last.is_some() {
+                    l.undo_transform();
+                }
+                match last {
+                    None => Transform::MinWidth { percent: 0.5 },
+                    Some(p) if p < 1.0 => Transform::MinWidth { percent: 1.0 },
+                    Some(p) if p < 2.0 => Transform::MinWidth { percent: 2.0 },
+                    Some(_) => return true,
+                }
+            }
+            (Action::Focus, Some(f)) => Transform::Focus { pattern: exact(f) },
+            (Action::DropFunction, Some(f)) => Transform::Drop { pattern: exact(f) },
+            (Action::MergeFunction, Some(f)) => Transform::Merge { pattern: exact(f) },
+            (Action::HideFrame, Some(_)) if view == View::Flame => Transform::Hide {
+                path: l
+                    .tree
+                    .frame_path(&l.profile, l.flame.selected)
+                    .iter()
+                    .map(|&f| l.profile.frames.name(f).into_owned())
+                    .collect(),
+            },
+            (
+                Action::Focus | Action::DropFunction | Action::MergeFunction | Action::HideFrame,
+                _,
+            ) => return true,
+            _ => return false,
+        };
+        l.push_transform(t);
+        true
+    }
+
+    /// Keys the table handles itself; returns false for the rest.
+    fn table_action(&mut self, action: Action) -> bool {
+        let Phase::Ready(l) = &mut self.phase else {
+            return false;
+        };
+        let Loaded {
+            profile,
+            tree,
+            table,
+            ..
+        } = &mut **l;
+        table.ensure(profile, tree);
+        let page = table.rows.max(2) as isize - 1;
+        match action {
+            Action::MoveUp => table.move_by(-1),
+            Action::MoveDown => table.move_by(1),
+            Action::PageUp => table.move_by(-page),
+            Action::PageDown => table.move_by(page),
+            Action::Reset => table.cursor = 0,
+            Action::SortSelf => table.sort_by(profile, SortKey::SelfWeight),
+            Action::SortTotal => table.sort_by(profile, SortKey::Total),
+            Action::SortName => table.sort_by(profile, SortKey::Name),
+            Action::Zoom => {
+                if let Some(f) = table.selected() {
+                    let name = profile.frames.name(f).into_owned();
+                    self.focus_function(&name);
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Shows every occurrence of a function in the flame view: an exact search
+    /// for it, the zoom reset and its heaviest occurrence selected.
+    pub fn focus_function(&mut self, name: &str) {
+        self.search.query = Query {
+            text: format!("^{}$", regex::escape(name)),
+            mode: SearchMode::Regex,
+            case_sensitive: true,
+        };
+        self.search.editing = false;
+        self.refresh_search();
+        self.view = View::Flame;
+        let Phase::Ready(l) = &mut self.phase else {
+            return;
+        };
+        let Loaded {
+            profile,
+            tree,
+            flame,
+            ..
+        } = &mut **l;
+        flame.reset(tree, profile);
+        if let Some(m) = &self.search.matches {
+            let nodes = search::matching_nodes(profile, tree, m, NodeId::ROOT);
+            if let Some(&best) = nodes
+                .iter()
+                .max_by_key(|&&n| (tree.total(n), std::cmp::Reverse(n)))
+            {
+                flame.select(tree, profile, best);
+            }
+        }
     }
 
     /// Re-runs the search after its text or options changed.

@@ -67,10 +67,24 @@ fn name_path(tree: &CallTree, p: &Profile, n: NodeId) -> NamePath {
         .collect()
 }
 
-/// The deepest node of `tree` along `path`; a name the profile lacks ends the walk.
+/// The node of `tree` at `path`. When the whole path is not there, the longest
+/// suffix of it that is (a focus re-roots stacks, so `main;render` becomes
+/// `render`), else the deepest node along the path.
 fn find_names(tree: &CallTree, p: &Profile, path: &NamePath) -> NodeId {
-    let ids: Vec<FrameId> = path.iter().map_while(|n| p.frames.get(n)).collect();
-    tree.find_path(p, &ids).0
+    let ids: Vec<Option<FrameId>> = path.iter().map(|n| p.frames.get(n)).collect();
+    let walk = |from: usize| {
+        let known: Vec<FrameId> = ids[from..].iter().map_while(|f| *f).collect();
+        let (node, found) = tree.find_path(p, &known);
+        (node, found == ids.len() - from)
+    };
+    let (deepest, whole) = walk(0);
+    if whole {
+        return deepest;
+    }
+    (1..ids.len())
+        .map(walk)
+        .find(|(_, whole)| *whole)
+        .map_or(deepest, |(n, _)| n)
 }
 
 impl FlameState {

@@ -6,10 +6,11 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use super::app::{App, Loaded, SearchState};
+use super::app::{App, Loaded, SearchState, View};
 use super::flame::{FlameView, ROOT_LABEL};
 use super::flame_state::Orientation;
 use super::keymap::Action;
+use super::table::TableView;
 use super::text::{fit, fit_left};
 use crate::input::Progress;
 use crate::model::search::SearchMode;
@@ -67,6 +68,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
                 &app.theme,
                 &help_key,
                 &app.search,
+                app.view,
             );
         }
     }
@@ -75,6 +77,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn draw_loaded(
     frame: &mut Frame,
     area: Rect,
@@ -83,8 +86,17 @@ fn draw_loaded(
     theme: &super::theme::Theme,
     help_key: &str,
     search: &SearchState,
+    view: View,
 ) {
-    let name = selected_name(l);
+    let name = match view {
+        View::Flame => selected_name(l),
+        View::Table => {
+            l.table.ensure(&l.profile, &l.tree);
+            l.table.selected().map_or_else(String::new, |f| {
+                sanitize(&l.profile.frames.name(f)).into_owned()
+            })
+        }
+    };
     // The full name, wrapped over as many rows as the screen can spare.
     let max_rows = match area.height {
         0..=11 => 1,
@@ -113,20 +125,60 @@ fn draw_loaded(
     if header_h > 0 {
         draw_header(frame, header, source, l, theme, help_key);
     }
-    let view = FlameView {
-        profile: &l.profile,
-        tree: &l.tree,
-        theme,
-        matches: search.matches.as_ref(),
-    };
-    frame.render_stateful_widget(view, graph, &mut l.flame);
+    match view {
+        View::Flame => {
+            let widget = FlameView {
+                profile: &l.profile,
+                tree: &l.tree,
+                theme,
+                matches: search.matches.as_ref(),
+            };
+            frame.render_stateful_widget(widget, graph, &mut l.flame);
+        }
+        View::Table => {
+            let widget = TableView {
+                profile: &l.profile,
+                tree: &l.tree,
+                theme,
+            };
+            frame.render_stateful_widget(widget, graph, &mut l.table);
+        }
+    }
     if search_h > 0 {
         draw_search(frame, search_area, l, theme, search);
     }
     if status.height > 0 {
         let rows = name_rows.min(status.height.saturating_sub(1)).max(1);
-        draw_status(frame, status, l, theme, &name, rows);
+        match view {
+            View::Flame => draw_status(frame, status, l, theme, &name, rows),
+            View::Table => draw_table_status(frame, status, l, theme, &name, rows),
+        }
     }
+}
+
+/// The table's status: the row's full name and what its numbers mean.
+fn draw_table_status(
+    frame: &mut Frame,
+    area: Rect,
+    l: &Loaded,
+    theme: &super::theme::Theme,
+    name: &str,
+    name_rows: u16,
+) {
+    let w = usize::from(area.width);
+    let mut lines: Vec<Line> = wrap(name, w, usize::from(name_rows.max(1)))
+        .into_iter()
+        .map(|x| Line::styled(x, theme.status_name))
+        .collect();
+    let help = format!(
+        "{} functions · total counts a function once per stack · ● hotspot (≥{} samples, ≥{}% of all) · dim: under {} samples, noise",
+        l.table.len(),
+        super::table::NOISE_SAMPLES,
+        super::table::HOTSPOT_PERCENT,
+        super::table::NOISE_SAMPLES
+    );
+    lines.push(Line::styled(fit(&help, w).into_owned(), theme.status_label));
+    frame.render_widget(Paragraph::new(lines), area);
 }
 
 /// "/query▏ fuzzy · 12 frames · 34.50% of samples · 56.70% of zoom".
@@ -220,6 +272,18 @@ fn draw_header(
     if !p.warnings.is_empty() {
         parts.push(Span::styled(
             format!("· {} ", p.warnings.summary()),
+            theme.header.patch(theme.warning),
+        ));
+    }
+    if !l.transforms.is_empty() {
+        parts.push(Span::styled(
+            format!("· {} (u undo) ", sanitize(&l.transform_breadcrumb())),
+            theme.header_accent,
+        ));
+    }
+    if let Some(e) = &l.transform_error {
+        parts.push(Span::styled(
+            format!("· {} ", sanitize(e)),
             theme.header.patch(theme.warning),
         ));
     }
@@ -358,7 +422,7 @@ fn draw_loading(
     );
 }
 
-fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
+fn draw_help(frame: &mut Frame, area: Rect, app: &mut App) {
     let entries = app.keymap.entries();
     let key_w = entries
         .iter()
@@ -410,11 +474,20 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
         "Mouse: click selects, double-click zooms, wheel scrolls",
         Style::default(),
     ));
+    let visible = usize::from(h.saturating_sub(2));
+    let max_scroll = lines.len().saturating_sub(visible);
+    app.help_scroll = app.help_scroll.min(max_scroll);
+    let title = if max_scroll > 0 {
+        " ember keys (↑↓ scroll) "
+    } else {
+        " ember keys "
+    };
     frame.render_widget(Clear, rect);
     let block = Block::bordered()
-        .title(" ember keys ")
+        .title(title)
         .border_style(app.theme.help_border);
-    frame.render_widget(Paragraph::new(lines).block(block), rect);
+    let scroll = u16::try_from(app.help_scroll).unwrap_or(u16::MAX);
+    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), rect);
 }
 
 #[cfg(test)]

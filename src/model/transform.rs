@@ -1,0 +1,1088 @@
+//! Transforms: focus, drop, merge, hide, collapse recursion and minimum width, each
+//! a function from a profile to a new profile.
+//!
+//! A transform rewrites stacks, never frames: the result shares the frame table (a
+//! clone), gets a new [`StackTable`], and keeps every sample that is not dropped
+//! with its stack rewritten and all its other columns (values, time, thread, CPU,
+//! labels) unchanged. Everything else about the profile is carried over.
+//!
+//! The work is a pass over the old stacks in ascending id order (a stack's prefix
+//! has a smaller id, so its caller is already decided) that gives each old stack a
+//! slot: the new stack it becomes, the empty stack, or "dropped". A pass over the
+//! samples then reads the slot of each sample's stack. (Collapsing indirect
+//! recursion walks the stacks depth first instead, still callers before callees;
+//! see `collapse_indirect`.) Patterns are compiled once and matched once per
+//! distinct frame name, never per stack or per sample. The cost is
+//! O(stacks + samples) plus one regex match per frame name. No recursion.
+//!
+//! Patterns are regular expressions ([`regex`] syntax) searched for anywhere in the
+//! frame name as text (invalid UTF-8 replaced), so `malloc` matches `je_malloc`;
+//! anchor with `^...$` for a whole name.
+
+use std::fmt;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use super::frames::{FrameId, Frames};
+use super::profile::{Profile, Samples};
+use super::stacks::{NO_PREFIX, StackId, StackTable};
+
+/// One step that rewrites a profile's stacks. Serialised with a `kind` tag, so a
+/// list of them can live in a TOML recipe (see [`super::recipe`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Transform {
+    /// Keeps only samples whose stack passes through a frame matching `pattern`, and
+    /// re-roots each at its outermost matching frame (the frames above it are cut
+    /// off). Samples with no matching frame, and samples with an empty stack, are
+    /// dropped.
+    Focus { pattern: String },
+    /// Drops every sample whose stack passes through a frame matching `pattern`
+    /// ("ignore"). Samples with an empty stack are kept.
+    #[serde(alias = "ignore")]
+    Drop { pattern: String },
+    /// Merges every function matching `pattern` into its callers: each matching
+    /// frame is removed from every stack, its callees attach to its caller and its
+    /// self weight goes to the caller. A matching root frame's self weight goes to
+    /// the empty stack (the flame graph's "all"). Totals are unchanged.
+    Merge { pattern: String },
+    /// Hides one node: merges the frame at the end of `path` (frame names from the
+    /// root) into its parent. Only stacks that start with exactly `path` lose that one
+    /// frame; the same function elsewhere is untouched. Totals are unchanged.
+    Hide { path: Vec<String> },
+    /// Collapses recursion. Walking each stack from the root, a frame whose function
+    /// is already open is not pushed again; the stack returns to that open
+    /// occurrence, which takes over the frame's self weight and callees.
+    ///
+    /// - `indirect = false` (direct recursion only): a frame equal to its caller is
+    ///   folded into it, `a;a;a;b` -> `a;b`; `a;b;a` stays as it is.
+    /// - `indirect = true`: any function already on the collapsed stack counts as
+    ///   open, so `a;b;a;c` -> `a;c`, `a;b;a` -> `a`, `a;b;c;b;d` -> `a;b;d`; the
+    ///   frames between the two occurrences are dropped from that stack (their own
+    ///   samples keep them). A collapsed stack never names a function twice.
+    ///
+    /// Totals are unchanged.
+    CollapseRecursion {
+        #[serde(default, skip_serializing_if = "is_false")]
+        indirect: bool,
+    },
+    /// Cuts every stack at its first node narrower than `percent` of the profile's
+    /// total; the cut node's weight (with everything below it) goes to the nearest
+    /// ancestor wide enough to keep, or to the empty stack for a narrow root frame.
+    /// Widths are measured in the profile's default value type, as sums of absolute
+    /// values (so a node is never narrower than its children, even in a profile with
+    /// negative values). Totals are unchanged.
+    MinWidth { percent: f64 },
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Why a transform cannot be applied.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TransformError {
+    #[error("bad pattern {pattern:?}: {reason}")]
+    BadPattern { pattern: String, reason: String },
+    #[error("empty frame path to hide")]
+    EmptyPath,
+    #[error("minimum width {percent}% is not between 0% and 100%")]
+    BadPercent { percent: f64 },
+}
+
+impl Transform {
+    /// A short label for a breadcrumb: "focus: main", "drop: ^runtime\.",
+    /// "hide: malloc", "merge: fmt::write", "collapse recursion", "min width 0.5%".
+    /// Patterns and names come from the user or the profile: sanitize before
+    /// showing them on a terminal.
+    pub fn describe(&self) -> String {
+        match self {
+            Transform::Focus { pattern } => format!("focus: {pattern}"),
+            Transform::Drop { pattern } => format!("drop: {pattern}"),
+            Transform::Merge { pattern } => format!("merge: {pattern}"),
+            Transform::Hide { path } => match path.last() {
+                Some(name) => format!("hide: {name}"),
+                None => "hide: (nothing)".to_string(),
+            },
+            Transform::CollapseRecursion { indirect: false } => "collapse recursion".to_string(),
+            Transform::CollapseRecursion { indirect: true } => {
+                "collapse indirect recursion".to_string()
+            }
+            Transform::MinWidth { percent } => format!("min width {percent}%"),
+        }
+    }
+
+    /// Checks the transform without a profile: the pattern compiles, the path is not
+    /// empty, the percentage is one.
+    pub fn check(&self) -> Result<(), TransformError> {
+        match self {
+            Transform::Focus { pattern }
+            | Transform::Drop { pattern }
+            | Transform::Merge { pattern } => compile(pattern).map(|_| ()),
+            Transform::Hide { path } if path.is_empty() => Err(TransformError::EmptyPath),
+            Transform::MinWidth { percent } if !(0.0..=100.0).contains(percent) => {
+                Err(TransformError::BadPercent { percent: *percent })
+            }
+            Transform::Hide { .. }
+            | Transform::CollapseRecursion { .. }
+            | Transform::MinWidth { .. } => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for Transform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+/// Applies `t` to `profile` and returns the new profile.
+pub fn apply(profile: &Profile, t: &Transform) -> Result<Profile, TransformError> {
+    t.check()?;
+    let old = &profile.stacks;
+    let remap = match t {
+        Transform::Focus { pattern } => focus(old, &matches(&profile.frames, pattern)?),
+        Transform::Drop { pattern } => drop_matching(old, &matches(&profile.frames, pattern)?),
+        Transform::Merge { pattern } => merge(old, &matches(&profile.frames, pattern)?),
+        Transform::Hide { path } => hide(old, &profile.frames, path),
+        Transform::CollapseRecursion { indirect: false } => collapse_direct(old),
+        Transform::CollapseRecursion { indirect: true } => {
+            collapse_indirect(old, profile.frames.len())
+        }
+        Transform::MinWidth { percent } => min_width(profile, *percent),
+    };
+    Ok(finish(profile, remap))
+}
+
+/// Applies `transforms` in order. No transforms gives a copy of `profile`.
+pub fn apply_all(profile: &Profile, transforms: &[Transform]) -> Result<Profile, TransformError> {
+    let Some((first, rest)) = transforms.split_first() else {
+        return Ok(profile.clone());
+    };
+    let mut out = apply(profile, first)?;
+    for t in rest {
+        out = apply(&out, t)?;
+    }
+    Ok(out)
+}
+
+fn compile(pattern: &str) -> Result<Regex, TransformError> {
+    Regex::new(pattern).map_err(|e| TransformError::BadPattern {
+        pattern: pattern.to_string(),
+        reason: short_regex_error(&e),
+    })
+}
+
+/// The regex crate's syntax errors span several lines (the pattern, a caret, the
+/// message); keep the message.
+fn short_regex_error(e: &regex::Error) -> String {
+    let text = e.to_string();
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    last.trim().trim_start_matches("error: ").to_string()
+}
+
+/// Whether each frame name (by `FrameId`) matches `pattern`.
+fn matches(frames: &Frames, pattern: &str) -> Result<Vec<bool>, TransformError> {
+    let re = compile(pattern)?;
+    Ok(frames.ids().map(|f| re.is_match(&frames.name(f))).collect())
+}
+
+/// What an old stack becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    /// This stack of the new table.
+    To(StackId),
+    /// The empty stack: samples are kept with no frames (`u32::MAX`).
+    Empty,
+    /// Dropped, and so is everything below it.
+    Dropped,
+    /// Focus only: above the focus; its own samples are dropped, its callees may
+    /// still reach a matching frame.
+    Outside,
+}
+
+/// The old-to-new stack mapping being built.
+struct Remap<'a> {
+    old: &'a StackTable,
+    new: StackTable,
+    /// One per old stack, by id.
+    slots: Vec<Slot>,
+    /// The slot of the empty stack, and the caller slot of root frames.
+    root: Slot,
+}
+
+impl<'a> Remap<'a> {
+    fn new(old: &'a StackTable, root: Slot) -> Self {
+        Remap {
+            old,
+            new: StackTable::new(),
+            slots: Vec::with_capacity(old.len()),
+            root,
+        }
+    }
+
+    /// The slot of old stack `s`'s caller (already decided: it has a smaller id).
+    #[inline]
+    fn caller(&self, s: usize) -> Slot {
+        match self.old.prefixes()[s] {
+            NO_PREFIX => self.root,
+            p => self.slots[p as usize],
+        }
+    }
+
+    /// `frame` called from `caller`.
+    #[inline]
+    fn push(&mut self, caller: Slot, frame: FrameId) -> Slot {
+        match caller {
+            Slot::To(p) => Slot::To(self.new.intern(Some(p), frame)),
+            Slot::Empty => Slot::To(self.new.intern(None, frame)),
+            Slot::Dropped | Slot::Outside => caller,
+        }
+    }
+
+    /// Decides every old stack in ascending id order with `decide(remap, stack,
+    /// frame, caller slot)`.
+    fn run(mut self, mut decide: impl FnMut(&mut Self, usize, FrameId, Slot) -> Slot) -> Self {
+        let old = self.old;
+        for (s, &f) in old.frames().iter().enumerate() {
+            let caller = self.caller(s);
+            let slot = decide(&mut self, s, f, caller);
+            self.slots.push(slot);
+        }
+        self
+    }
+}
+
+fn focus<'a>(old: &'a StackTable, hit: &[bool]) -> Remap<'a> {
+    Remap::new(old, Slot::Outside).run(|r, _, f, caller| match caller {
+        Slot::Outside if hit[f.0 as usize] => r.push(Slot::Empty, f),
+        Slot::Outside => Slot::Outside,
+        _ => r.push(caller, f),
+    })
+}
+
+fn drop_matching<'a>(old: &'a StackTable, hit: &[bool]) -> Remap<'a> {
+    Remap::new(old, Slot::Empty).run(|r, _, f, caller| {
+        if hit[f.0 as usize] {
+            Slot::Dropped
+        } else {
+            r.push(caller, f)
+        }
+    })
+}
+
+fn merge<'a>(old: &'a StackTable, hit: &[bool]) -> Remap<'a> {
+    Remap::new(old, Slot::Empty).run(|r, _, f, caller| {
+        if hit[f.0 as usize] {
+            caller
+        } else {
+            r.push(caller, f)
+        }
+    })
+}
+
+fn hide<'a>(old: &'a StackTable, frames: &Frames, path: &[String]) -> Remap<'a> {
+    // depth[s] = d > 0 when stack s is the path's first d names, else 0.
+    let mut depth: Vec<u32> = Vec::with_capacity(old.len());
+    let want = path.len();
+    Remap::new(old, Slot::Empty).run(|r, s, f, caller| {
+        let above = match old.prefixes()[s] {
+            NO_PREFIX => Some(0),
+            p => Some(depth[p as usize] as usize).filter(|&d| d > 0),
+        };
+        let d = match above {
+            Some(d) if d < want && frames.name(f) == path[d].as_str() => d + 1,
+            _ => 0,
+        };
+        depth.push(d as u32);
+        if d == want { caller } else { r.push(caller, f) }
+    })
+}
+
+fn collapse_direct(old: &StackTable) -> Remap<'_> {
+    Remap::new(old, Slot::Empty).run(|r, s, f, caller| match old.prefixes()[s] {
+        p if p != NO_PREFIX && old.frames()[p as usize] == f => caller,
+        _ => r.push(caller, f),
+    })
+}
+
+/// Indirect recursion needs to know whether a function is anywhere on the
+/// collapsed caller stack. A walk up each stack would cost its depth, so this one
+/// walks the old trie depth first (parents still before children) and keeps the
+/// collapsed stack of the current node as an array, with each open function's
+/// position in it; every change is undone on leaving the node, so each stack costs
+/// O(1).
+fn collapse_indirect(old: &StackTable, nframes: usize) -> Remap<'_> {
+    const NONE: u32 = u32::MAX;
+    let n = old.len();
+    let prefixes = old.prefixes();
+    let frames = old.frames();
+    // Children in CSR form; index 0 is the root, index s + 1 is stack s.
+    let parent_of = |s: usize| match prefixes[s] {
+        NO_PREFIX => 0,
+        p => p as usize + 1,
+    };
+    let mut start = vec![0u32; n + 2];
+    for s in 0..n {
+        start[parent_of(s) + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut fill = start.clone();
+    let mut children = vec![0u32; n];
+    for s in 0..n {
+        let p = parent_of(s);
+        children[fill[p] as usize] = s as u32;
+        fill[p] += 1;
+    }
+    drop(fill);
+
+    enum Step {
+        Enter(u32),
+        /// Undo a node: the caller's length, a path entry it overwrote, and the
+        /// position of its function before it was pushed.
+        Leave {
+            len: usize,
+            entry: Option<(usize, u32)>,
+            open: Option<(usize, u32, u32)>,
+        },
+    }
+    let mut remap = Remap::new(old, Slot::Empty);
+    remap.slots = vec![Slot::Empty; n];
+    // The collapsed stack of the current node is path[..len] (new stack ids);
+    // open_at[f] / open_depth[f] say where function f was last pushed on it.
+    let mut path: Vec<u32> = Vec::new();
+    let mut len = 0usize;
+    let mut open_at = vec![NONE; nframes];
+    let mut open_depth = vec![0u32; nframes];
+    let mut todo: Vec<Step> = children[start[0] as usize..start[1] as usize]
+        .iter()
+        .map(|&c| Step::Enter(c))
+        .collect();
+    while let Some(step) = todo.pop() {
+        let s = match step {
+            Step::Enter(s) => s as usize,
+            Step::Leave {
+                len: l,
+                entry,
+                open,
+            } => {
+                if let Some((f, at, d)) = open {
+                    open_at[f] = at;
+                    open_depth[f] = d;
+                }
+                if let Some((i, v)) = entry {
+                    path[i] = v;
+                }
+                len = l;
+                continue;
+            }
+        };
+        let f = frames[s];
+        let fi = f.0 as usize;
+        let (at, d) = (open_at[fi], open_depth[fi] as usize);
+        if at != NONE && d < len && path[d] == at {
+            // Re-entered: return to the open occurrence.
+            remap.slots[s] = Slot::To(StackId(at));
+            todo.push(Step::Leave {
+                len,
+                entry: None,
+                open: None,
+            });
+            len = d + 1;
+        } else {
+            let caller = len.checked_sub(1).map(|i| StackId(path[i]));
+            let id = remap.new.intern(caller, f);
+            remap.slots[s] = Slot::To(id);
+            let entry = if len < path.len() {
+                let was = path[len];
+                path[len] = id.0;
+                Some((len, was))
+            } else {
+                path.push(id.0);
+                None
+            };
+            todo.push(Step::Leave {
+                len,
+                entry,
+                open: Some((fi, at, open_depth[fi])),
+            });
+            open_at[fi] = id.0;
+            open_depth[fi] = len as u32;
+            len += 1;
+        }
+        let (a, b) = (start[s + 1] as usize, start[s + 2] as usize);
+        todo.extend(children[a..b].iter().map(|&c| Step::Enter(c)));
+    }
+    remap
+}
+
+fn min_width(profile: &Profile, percent: f64) -> Remap<'_> {
+    let old = &profile.stacks;
+    let stride = profile.value_types.len();
+    let v = profile.default_value;
+    // Width of each stack's node: absolute values of its samples and its callees'.
+    let mut width = vec![0u64; old.len()];
+    let mut total = 0u64;
+    if v < stride {
+        let values = profile.samples.values.iter().skip(v).step_by(stride);
+        for (&s, &x) in profile.samples.stack.iter().zip(values) {
+            let x = x.unsigned_abs();
+            total = total.saturating_add(x);
+            if let Some(w) = width.get_mut(s as usize) {
+                *w = w.saturating_add(x);
+            }
+        }
+    }
+    let prefixes = old.prefixes();
+    for s in (0..old.len()).rev() {
+        if let Some(p) = prefixes.get(s).filter(|&&p| p != NO_PREFIX) {
+            width[*p as usize] = width[*p as usize].saturating_add(width[s]);
+        }
+    }
+    let limit = percent / 100.0 * total as f64;
+    // A narrow node's callees are narrow too, so a stack cut at its first narrow
+    // node maps to the nearest wide ancestor.
+    Remap::new(old, Slot::Empty).run(|r, s, f, caller| {
+        if (width[s] as f64) < limit {
+            caller
+        } else {
+            r.push(caller, f)
+        }
+    })
+}
+
+/// The new profile: stacks from `remap`, samples remapped, dropped samples removed
+/// from every column.
+fn finish(profile: &Profile, remap: Remap<'_>) -> Profile {
+    let Remap {
+        new, slots, root, ..
+    } = remap;
+    let old = &profile.samples;
+    let mut stack = Vec::with_capacity(old.len());
+    // Filled only once a sample is dropped.
+    let mut keep: Vec<bool> = Vec::new();
+    for (i, &s) in old.stack.iter().enumerate() {
+        let slot = match s {
+            u32::MAX => root,
+            s => slots.get(s as usize).copied().unwrap_or(Slot::Dropped),
+        };
+        match slot {
+            Slot::To(n) => stack.push(n.0),
+            Slot::Empty => stack.push(u32::MAX),
+            Slot::Dropped | Slot::Outside => {
+                if keep.is_empty() {
+                    keep = vec![true; old.len()];
+                }
+                keep[i] = false;
+            }
+        }
+    }
+    let samples = if keep.is_empty() {
+        Samples {
+            stack,
+            ..old.clone()
+        }
+    } else {
+        let stride = profile.value_types.len().max(1);
+        Samples {
+            stack,
+            values: old
+                .values
+                .chunks(stride)
+                .zip(&keep)
+                .filter(|&(_, &k)| k)
+                .flat_map(|(v, _)| v.iter().copied())
+                .collect(),
+            time: old.time.as_deref().map(|c| kept(c, &keep)),
+            thread: old.thread.as_deref().map(|c| kept(c, &keep)),
+            cpu: old.cpu.as_deref().map(|c| kept(c, &keep)),
+            labels: old.labels.as_deref().map(|c| kept(c, &keep)),
+        }
+    };
+    Profile {
+        frames: profile.frames.clone(),
+        stacks: new,
+        samples,
+        value_types: profile.value_types.clone(),
+        default_value: profile.default_value,
+        format: profile.format.clone(),
+        notes: profile.notes.clone(),
+        warnings: profile.warnings.clone(),
+        threads: profile.threads.clone(),
+        label_sets: profile.label_sets.clone(),
+        frame_meta: profile.frame_meta.clone(),
+        meta: profile.meta.clone(),
+    }
+}
+
+fn kept<T: Copy>(column: &[T], keep: &[bool]) -> Vec<T> {
+    column
+        .iter()
+        .zip(keep)
+        .filter(|&(_, &k)| k)
+        .map(|(&x, _)| x)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::model::ValueType;
+
+    /// A one-value profile from folded-style lines "a;b;c 3" ("" or " 3" for an empty
+    /// stack). Each line is one sample.
+    fn profile(lines: &[&str]) -> Profile {
+        let mut p = Profile::new("test", vec![ValueType::samples()]);
+        for line in lines {
+            let (stack, w) = line.rsplit_once(' ').unwrap_or((line, "1"));
+            let w: i64 = w.parse().unwrap_or(1);
+            let s = p.intern_path(
+                stack
+                    .split(';')
+                    .filter(|n| !n.is_empty())
+                    .map(|n| n.as_bytes()),
+            );
+            p.push_sample(s, &[w]);
+        }
+        p
+    }
+
+    /// The profile as sorted "a;b;c weight" lines, summing samples per stack; the
+    /// empty stack prints as "-".
+    fn folded(p: &Profile) -> Vec<String> {
+        let mut sums: BTreeMap<String, i64> = BTreeMap::new();
+        for i in 0..p.samples.len() {
+            let path = match p.samples.stack_of(i) {
+                Some(s) => p
+                    .stacks
+                    .path(s)
+                    .iter()
+                    .map(|&f| p.frames.name(f).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(";"),
+                None => "-".to_string(),
+            };
+            let n = p.value_types.len();
+            *sums.entry(path).or_default() += p.samples.values[i * n + p.default_value];
+        }
+        sums.into_iter().map(|(k, v)| format!("{k} {v}")).collect()
+    }
+
+    fn run(p: &Profile, t: Transform) -> Profile {
+        match apply(p, &t) {
+            Ok(out) => out,
+            Err(e) => panic!("{t}: {e}"),
+        }
+    }
+
+    fn pattern(kind: fn(String) -> Transform, re: &str) -> Transform {
+        kind(re.to_string())
+    }
+
+    fn focus_on(re: &str) -> Transform {
+        pattern(|pattern| Transform::Focus { pattern }, re)
+    }
+
+    fn drop_on(re: &str) -> Transform {
+        pattern(|pattern| Transform::Drop { pattern }, re)
+    }
+
+    fn merge_on(re: &str) -> Transform {
+        pattern(|pattern| Transform::Merge { pattern }, re)
+    }
+
+    fn hide_at(path: &[&str]) -> Transform {
+        Transform::Hide {
+            path: path.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    /// Recursion, a callee shared by several callers, a function at several depths.
+    fn sample() -> Profile {
+        profile(&[
+            "main;parse;lex 5",
+            "main;parse;malloc 2",
+            "main;run;eval;eval;eval;malloc 3",
+            "main;run;eval 4",
+            "main;run;eval;print;eval 1",
+            "main;malloc 1",
+            "main 2",
+            "gc;mark 6",
+            " 7",
+        ])
+    }
+
+    fn lines(v: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn the_helper_prints_what_was_built() {
+        let p = sample();
+        assert_eq!(p.total(0), 31);
+        assert_eq!(
+            folded(&p),
+            lines(&[
+                "- 7",
+                "gc;mark 6",
+                "main 2",
+                "main;malloc 1",
+                "main;parse;lex 5",
+                "main;parse;malloc 2",
+                "main;run;eval 4",
+                "main;run;eval;eval;eval;malloc 3",
+                "main;run;eval;print;eval 1",
+            ])
+        );
+    }
+
+    #[test]
+    fn focus_re_roots_at_the_outermost_match() {
+        let p = sample();
+        let out = run(&p, focus_on("^eval$"));
+        assert_eq!(
+            folded(&out),
+            lines(&["eval 4", "eval;eval;eval;malloc 3", "eval;print;eval 1"])
+        );
+        assert_eq!(out.total(0), 8);
+        // Focus on a function at several depths merges its subtrees.
+        let out = run(&p, focus_on("malloc"));
+        assert_eq!(folded(&out), lines(&["malloc 6"]));
+        assert_eq!(out.total(0), 6);
+    }
+
+    #[test]
+    fn focus_matches_any_part_of_the_name() {
+        let out = run(&sample(), focus_on("ar"));
+        assert_eq!(
+            folded(&out),
+            lines(&["parse;lex 5", "parse;malloc 2", "mark 6"])
+        );
+    }
+
+    #[test]
+    fn drop_removes_samples_through_a_match() {
+        let p = sample();
+        let out = run(&p, drop_on("^eval$"));
+        assert_eq!(
+            folded(&out),
+            lines(&[
+                "- 7",
+                "gc;mark 6",
+                "main 2",
+                "main;malloc 1",
+                "main;parse;lex 5",
+                "main;parse;malloc 2",
+            ])
+        );
+        assert_eq!(out.total(0), p.total(0) - 8);
+        let out = run(&p, drop_on("malloc"));
+        assert_eq!(out.total(0), p.total(0) - 6);
+        // The samples that are kept keep their order and values.
+        assert_eq!(out.samples.values, vec![5, 4, 1, 2, 6, 7]);
+    }
+
+    #[test]
+    fn focus_and_drop_partition_the_samples() {
+        let p = sample();
+        for re in ["eval", "malloc", "main", "^gc$", "x"] {
+            let kept = run(&p, focus_on(re)).total(0);
+            let rest = run(&p, drop_on(re)).total(0);
+            assert_eq!(kept + rest, p.total(0), "{re}");
+        }
+    }
+
+    #[test]
+    fn merge_gives_self_and_callees_to_the_caller() {
+        let p = sample();
+        let out = run(&p, merge_on("^eval$"));
+        assert_eq!(
+            folded(&out),
+            lines(&[
+                "- 7",
+                "gc;mark 6",
+                "main 2",
+                "main;malloc 1",
+                "main;parse;lex 5",
+                "main;parse;malloc 2",
+                "main;run 4",
+                "main;run;malloc 3",
+                "main;run;print 1",
+            ])
+        );
+        assert_eq!(out.total(0), p.total(0));
+        // A merged root frame gives its self weight to the empty stack.
+        let out = run(&p, merge_on("^main$"));
+        assert_eq!(
+            folded(&out),
+            lines(&[
+                "- 9",
+                "gc;mark 6",
+                "malloc 1",
+                "parse;lex 5",
+                "parse;malloc 2",
+                "run;eval 4",
+                "run;eval;eval;eval;malloc 3",
+                "run;eval;print;eval 1",
+            ])
+        );
+        assert_eq!(out.total(0), p.total(0));
+    }
+
+    #[test]
+    fn merging_consecutive_frames_merges_them_all() {
+        let p = profile(&["a;x;y;b 1", "a;x;y 2", "a;b 3"]);
+        let out = run(&p, merge_on("^[xy]$"));
+        assert_eq!(folded(&out), lines(&["a 2", "a;b 4"]));
+    }
+
+    #[test]
+    fn hide_merges_one_node_only() {
+        let p = sample();
+        let out = run(&p, hide_at(&["main", "run", "eval"]));
+        assert_eq!(
+            folded(&out),
+            lines(&[
+                "- 7",
+                "gc;mark 6",
+                "main 2",
+                "main;malloc 1",
+                "main;parse;lex 5",
+                "main;parse;malloc 2",
+                "main;run 4",
+                // Only the outer eval is hidden; the recursive ones stay.
+                "main;run;eval;eval;malloc 3",
+                "main;run;print;eval 1",
+            ])
+        );
+        assert_eq!(out.total(0), p.total(0));
+        // Only this malloc node, not the one under parse.
+        let out = run(&p, hide_at(&["main", "malloc"]));
+        assert!(folded(&out).contains(&"main 3".to_string()));
+        assert!(folded(&out).contains(&"main;parse;malloc 2".to_string()));
+        // Hiding a root frame.
+        let out = run(&p, hide_at(&["gc"]));
+        assert!(folded(&out).contains(&"mark 6".to_string()));
+        assert_eq!(out.total(0), p.total(0));
+    }
+
+    #[test]
+    fn hide_of_a_missing_path_changes_nothing() {
+        let p = sample();
+        for path in [
+            &["main", "nope"][..],
+            &["run"],
+            &["main", "run", "eval", "x"],
+        ] {
+            assert_eq!(folded(&run(&p, hide_at(path))), folded(&p), "{path:?}");
+        }
+        assert_eq!(
+            apply(&p, &hide_at(&[])).err(),
+            Some(TransformError::EmptyPath)
+        );
+    }
+
+    #[test]
+    fn collapse_direct_recursion() {
+        let p = sample();
+        let out = run(&p, Transform::CollapseRecursion { indirect: false });
+        assert_eq!(
+            folded(&out),
+            lines(&[
+                "- 7",
+                "gc;mark 6",
+                "main 2",
+                "main;malloc 1",
+                "main;parse;lex 5",
+                "main;parse;malloc 2",
+                "main;run;eval 4",
+                "main;run;eval;malloc 3",
+                // Indirect recursion stays.
+                "main;run;eval;print;eval 1",
+            ])
+        );
+        assert_eq!(out.total(0), p.total(0));
+        let p = profile(&["a;a;a;b 1", "a;a 2", "a;b;b;a;a 3"]);
+        let out = run(&p, Transform::CollapseRecursion { indirect: false });
+        assert_eq!(folded(&out), lines(&["a 2", "a;b 1", "a;b;a 3"]));
+    }
+
+    #[test]
+    fn collapse_indirect_recursion() {
+        let p = sample();
+        let out = run(&p, Transform::CollapseRecursion { indirect: true });
+        assert_eq!(
+            folded(&out),
+            lines(&[
+                "- 7",
+                "gc;mark 6",
+                "main 2",
+                "main;malloc 1",
+                "main;parse;lex 5",
+                "main;parse;malloc 2",
+                "main;run;eval 5",
+                "main;run;eval;malloc 3",
+            ])
+        );
+        assert_eq!(out.total(0), p.total(0));
+        let p = profile(&[
+            "a;b;a;c 1",
+            "a;b;a 2",
+            "a;b;c;b;d 4",
+            "a;b;c;b 8",
+            "x;f;x;f 16",
+            "x;f;x;g;f;h 32",
+            "a;a;b;b;a 64",
+        ]);
+        let out = run(&p, Transform::CollapseRecursion { indirect: true });
+        assert_eq!(
+            folded(&out),
+            lines(&["a 66", "a;b 8", "a;b;d 4", "a;c 1", "x;f 16", "x;g;f;h 32",])
+        );
+        assert_eq!(out.total(0), p.total(0));
+    }
+
+    #[test]
+    fn collapse_indirect_restores_the_path_between_siblings() {
+        // Siblings that collapse (a;b;c;a) and that push (a;b;c;d) under one node,
+        // with deeper frames below each: the state must be undone between them.
+        let p = profile(&[
+            "a;b;c;a;e 1",
+            "a;b;c;d;b;e 2",
+            "a;b;c;a;b;c 4",
+            "a;b;c;e;a 8",
+            "a;b;c 16",
+        ]);
+        let out = run(&p, Transform::CollapseRecursion { indirect: true });
+        assert_eq!(
+            folded(&out),
+            lines(&["a 8", "a;b;c 20", "a;b;e 2", "a;e 1"])
+        );
+    }
+
+    #[test]
+    fn collapse_indirect_undoes_each_subtree() {
+        // The depth-first walk visits a node's children from the highest stack id
+        // down, so the first line of each pair is walked after the second one has
+        // changed (and must have restored) the collapsed path.
+        let collapse = |lines: &[&str]| {
+            folded(&run(
+                &profile(lines),
+                Transform::CollapseRecursion { indirect: true },
+            ))
+        };
+        // `a;b;c;a;d` returns to depth 0 and pushes d where b was.
+        assert_eq!(
+            collapse(&["a;b;c;b 1", "a;b;c;a;d 2"]),
+            lines(&["a;b 1", "a;d 2"])
+        );
+        // `x;y;f;x;g;f` opens f again at another place.
+        assert_eq!(
+            collapse(&["x;y;f;z;f 1", "x;y;f;x;g;f 2"]),
+            lines(&["x;g;f 2", "x;y;f 1"])
+        );
+    }
+
+    #[test]
+    fn min_width_cuts_narrow_nodes_into_their_parent() {
+        let p = sample();
+        // 31 in all: 10% is 3.1, so nodes of 3 or less are cut.
+        let out = run(&p, Transform::MinWidth { percent: 10.0 });
+        assert_eq!(
+            folded(&out),
+            lines(&[
+                "- 7",
+                "gc;mark 6",
+                "main 3",
+                "main;parse 2",
+                "main;parse;lex 5",
+                "main;run;eval 8",
+            ])
+        );
+        assert_eq!(out.total(0), p.total(0));
+        // A narrow root frame goes to the empty stack.
+        let out = run(&p, Transform::MinWidth { percent: 50.0 });
+        assert_eq!(folded(&out), lines(&["- 13", "main 18"]));
+        assert_eq!(out.total(0), p.total(0));
+        // Zero percent keeps everything.
+        let out = run(&p, Transform::MinWidth { percent: 0.0 });
+        assert_eq!(folded(&out), folded(&p));
+    }
+
+    #[test]
+    fn min_width_rejects_what_is_not_a_percentage() {
+        let p = sample();
+        for percent in [-1.0, 101.0, f64::NAN] {
+            let err = apply(&p, &Transform::MinWidth { percent });
+            assert!(
+                matches!(err, Err(TransformError::BadPercent { .. })),
+                "{percent}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_pattern_is_an_error() {
+        let p = sample();
+        for t in [focus_on("(unclosed"), drop_on("[z-a]"), merge_on("*")] {
+            let Err(TransformError::BadPattern { pattern, reason }) = apply(&p, &t) else {
+                panic!("{t} should fail");
+            };
+            assert!(!pattern.is_empty());
+            assert!(!reason.is_empty() && !reason.contains('\n'), "{reason}");
+        }
+        let err = apply(&p, &focus_on("(x")).err().map(|e| e.to_string());
+        assert_eq!(err.as_deref(), Some("bad pattern \"(x\": unclosed group"));
+    }
+
+    #[test]
+    fn no_matching_frame_changes_nothing() {
+        let p = sample();
+        for t in [
+            drop_on("^nothing$"),
+            merge_on("^nothing$"),
+            Transform::CollapseRecursion { indirect: false },
+        ] {
+            let q = profile(&["a;b 1", "c 2", " 3"]);
+            assert_eq!(folded(&run(&q, t.clone())), folded(&q), "{t}");
+        }
+        assert_eq!(folded(&run(&p, drop_on("^nothing$"))), folded(&p));
+        assert_eq!(run(&p, focus_on("^nothing$")).samples.len(), 0);
+        // Focus on every root frame is the identity, less the empty stacks.
+        let out = run(&p, focus_on("^(main|gc)$"));
+        assert_eq!(out.total(0), p.total(0) - 7);
+    }
+
+    #[test]
+    fn dropping_samples_keeps_every_column_in_step() {
+        let mut p = Profile::new(
+            "test",
+            vec![
+                ValueType::samples(),
+                ValueType::new("bytes", crate::model::Unit::Bytes),
+            ],
+        );
+        let a = p.intern_path([&b"main"[..], b"a"]);
+        let b = p.intern_path([&b"main"[..], b"b"]);
+        for i in 0..6i64 {
+            p.push_sample(if i % 2 == 0 { a } else { b }, &[i, 10 * i]);
+        }
+        p.samples.time = Some(vec![100, 101, 102, 103, 104, 105]);
+        p.samples.thread = Some(vec![0, 1, 2, 3, 4, 5]);
+        p.samples.cpu = Some(vec![7, 6, 5, 4, 3, 2]);
+        p.samples.labels = Some(vec![9, 8, 7, 6, 5, 4]);
+        p.default_value = 1;
+        p.notes.push("a note".into());
+        let out = run(&p, drop_on("^b$"));
+        assert_eq!(out.samples.len(), 3);
+        assert_eq!(out.samples.values, vec![0, 0, 2, 20, 4, 40]);
+        assert_eq!(out.samples.time, Some(vec![100, 102, 104]));
+        assert_eq!(out.samples.thread, Some(vec![0, 2, 4]));
+        assert_eq!(out.samples.cpu, Some(vec![7, 5, 3]));
+        assert_eq!(out.samples.labels, Some(vec![9, 7, 5]));
+        assert_eq!(out.default_value, 1);
+        assert_eq!(out.notes, p.notes);
+        assert_eq!(out.value_types, p.value_types);
+        // Focus keeps the other half.
+        let out = run(&p, focus_on("^b$"));
+        assert_eq!(out.samples.time, Some(vec![101, 103, 105]));
+        assert_eq!(folded(&out), lines(&["b 90"]));
+        // Nothing dropped: columns carried over as they were.
+        let out = run(&p, merge_on("main"));
+        assert_eq!(out.samples.cpu, p.samples.cpu);
+        assert_eq!(out.samples.values, p.samples.values);
+    }
+
+    #[test]
+    fn min_width_uses_the_default_value() {
+        let mut p = Profile::new("test", vec![ValueType::samples(), ValueType::samples()]);
+        let a = p.intern_path([&b"main"[..], b"a"]);
+        let b = p.intern_path([&b"main"[..], b"b"]);
+        p.push_sample(a, &[1, 99]);
+        p.push_sample(b, &[99, 1]);
+        let out = run(&p, Transform::MinWidth { percent: 5.0 });
+        assert_eq!(folded(&out), lines(&["main 1", "main;b 99"]));
+        p.default_value = 1;
+        let out = run(&p, Transform::MinWidth { percent: 5.0 });
+        assert_eq!(folded(&out), lines(&["main 1", "main;a 99"]));
+    }
+
+    #[test]
+    fn transforms_chain_in_order() {
+        let p = sample();
+        let ts = [
+            drop_on("^gc$"),
+            merge_on("^run$"),
+            Transform::CollapseRecursion { indirect: false },
+            focus_on("^main$"),
+        ];
+        let out = match apply_all(&p, &ts) {
+            Ok(out) => out,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(
+            folded(&out),
+            lines(&[
+                "main 2",
+                "main;eval 4",
+                "main;eval;malloc 3",
+                "main;eval;print;eval 1",
+                "main;malloc 1",
+                "main;parse;lex 5",
+                "main;parse;malloc 2",
+            ])
+        );
+        let out = apply_all(&p, &[]).map(|o| folded(&o));
+        assert_eq!(out.ok(), Some(folded(&p)));
+        // The first bad transform stops the chain.
+        assert!(apply_all(&p, &[drop_on("x"), focus_on("(")]).is_err());
+    }
+
+    #[test]
+    fn describes_itself_for_a_breadcrumb() {
+        assert_eq!(focus_on("main").describe(), "focus: main");
+        assert_eq!(drop_on("^runtime\\.").describe(), "drop: ^runtime\\.");
+        assert_eq!(hide_at(&["main", "malloc"]).describe(), "hide: malloc");
+        assert_eq!(merge_on("fmt::write").describe(), "merge: fmt::write");
+        assert_eq!(
+            Transform::CollapseRecursion { indirect: false }.describe(),
+            "collapse recursion"
+        );
+        assert_eq!(
+            Transform::CollapseRecursion { indirect: true }.to_string(),
+            "collapse indirect recursion"
+        );
+        assert_eq!(
+            Transform::MinWidth { percent: 0.5 }.describe(),
+            "min width 0.5%"
+        );
+        assert_eq!(
+            Transform::MinWidth { percent: 1.0 }.describe(),
+            "min width 1%"
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_names_match_as_replaced_text() {
+        let mut p = Profile::new("test", vec![ValueType::samples()]);
+        let s = p.intern_path([&b"main"[..], b"caf\xe9"]);
+        p.push_sample(s, &[3]);
+        let t = p.intern_path([&b"main"[..], b"tea"]);
+        p.push_sample(t, &[1]);
+        let out = run(&p, drop_on("caf\u{fffd}"));
+        assert_eq!(folded(&out), lines(&["main;tea 1"]));
+        let out = run(&p, hide_at(&["main", "caf\u{fffd}"]));
+        assert_eq!(folded(&out), lines(&["main 3", "main;tea 1"]));
+    }
+}

@@ -1,0 +1,227 @@
+//! Triage views through the App, without a terminal except ratatui's TestBackend:
+//! the function table, focusing a function from it, and search.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ember::model::{NodeId, SortKey};
+use ember::ui::app::{App, Loaded, Phase, View};
+use ember::ui::flame_state::Orientation;
+use ember::ui::keymap::{Action, Keymap};
+use ember::ui::panels;
+use ember::ui::theme::{ColorDepth, Theme};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use common::{default_tree, load_bytes};
+
+/// alloc is called from two places (parse 5, render 3); render has self 2.
+const PROFILE: &[u8] = b"main;parse_json;alloc 5
+main;render;alloc 3
+main;render 2
+main;hash_insert 4
+";
+
+fn app() -> App {
+    let p = load_bytes(PROFILE);
+    let tree = default_tree(&p);
+    let loaded = Loaded::new(p, tree, Orientation::Icicle, Duration::ZERO);
+    App::new(
+        "triage.folded".into(),
+        Keymap::default_map(),
+        Theme::new(ColorDepth::Mono),
+        Phase::Ready(Box::new(loaded)),
+        Orientation::Icicle,
+    )
+}
+
+fn draw(app: &mut App) -> String {
+    let mut term = Terminal::new(TestBackend::new(100, 20)).unwrap();
+    term.draw(|f| panels::draw(f, app)).unwrap();
+    let buf = term.backend().buffer();
+    (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn loaded(app: &App) -> &Loaded {
+    app.loaded().expect("loaded")
+}
+
+fn selected_name(app: &App) -> String {
+    let l = loaded(app);
+    l.tree
+        .frame(&l.profile, l.flame.selected)
+        .map_or("all".into(), |f| l.profile.frames.name(f).into_owned())
+}
+
+/// Selects `name` on the row under main, moving right at most a few times.
+fn select_child_of_main(app: &mut App, name: &str) {
+    draw(app);
+    app.update(Action::MoveDown); // main
+    app.update(Action::MoveDown); // its heaviest child
+    for _ in 0..5 {
+        if selected_name(app) == name {
+            return;
+        }
+        draw(app);
+        app.update(Action::MoveRight);
+    }
+    panic!("{name} not reached; at {}", selected_name(app));
+}
+
+fn type_keys(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.handle_event(&Event::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::NONE,
+        )));
+    }
+}
+
+#[test]
+fn table_lists_functions_with_call_sites_and_sorts_both_ways() {
+    let mut app = app();
+    app.update(Action::ToggleView);
+    assert_eq!(app.view, View::Table);
+    let screen = draw(&mut app);
+    // alloc: self 8 of 14, two distinct callers; sorted by self, largest first.
+    let first_row = screen.lines().nth(2).unwrap();
+    assert!(
+        first_row.contains("alloc") && first_row.contains("57.14%"),
+        "{first_row}"
+    );
+    assert!(
+        first_row.trim_end().ends_with("2  alloc"),
+        "sites column: {first_row}"
+    );
+    app.update(Action::SortSelf); // same key: ascending now
+    assert!(!loaded(&app).table.descending);
+    app.update(Action::SortName);
+    assert_eq!(loaded(&app).table.sort, SortKey::Name);
+    let screen = draw(&mut app);
+    let names: Vec<&str> = screen
+        .lines()
+        .skip(2)
+        .take(5)
+        .map(|l| l.split_whitespace().last().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        names,
+        ["alloc", "hash_insert", "main", "parse_json", "render"]
+    );
+}
+
+#[test]
+fn enter_on_a_table_row_shows_every_occurrence_in_the_flame_view() {
+    let mut app = app();
+    app.update(Action::ToggleView);
+    draw(&mut app);
+    app.update(Action::Zoom); // cursor on alloc (largest self)
+    assert_eq!(app.view, View::Flame);
+    assert_eq!(selected_name(&app), "alloc");
+    // The heaviest occurrence: under parse_json (5), not render (3).
+    let l = loaded(&app);
+    let parent = l.tree.parent(&l.profile, l.flame.selected).unwrap();
+    assert_eq!(
+        l.profile
+            .frames
+            .name(l.tree.frame(&l.profile, parent).unwrap()),
+        "parse_json"
+    );
+    let m = app.search.matches.as_ref().expect("search set");
+    assert_eq!(m.count, 1);
+    // Both occurrences are reachable with n.
+    app.update(Action::NextMatch);
+    let l = loaded(&app);
+    let parent = l.tree.parent(&l.profile, l.flame.selected).unwrap();
+    assert_eq!(
+        l.profile
+            .frames
+            .name(l.tree.frame(&l.profile, parent).unwrap()),
+        "render"
+    );
+}
+
+#[test]
+fn search_reports_coverage_of_all_and_of_the_zoom() {
+    let mut app = app();
+    app.update(Action::Search);
+    assert!(app.search.editing);
+    type_keys(&mut app, "alloc");
+    let screen = draw(&mut app);
+    // alloc covers 8 of 14 samples.
+    assert!(screen.contains("1 frames · 57.14% of samples"), "{screen}");
+    app.handle_event(&Event::Key(KeyEvent::new(
+        KeyCode::Enter,
+        KeyModifiers::NONE,
+    )));
+    assert!(!app.search.editing);
+    // Zoom into render (5 samples, 3 of them in alloc).
+    select_child_of_main(&mut app, "render");
+    app.update(Action::Zoom);
+    let screen = draw(&mut app);
+    assert!(
+        screen.contains("57.14% of samples · 60.00% of zoom"),
+        "{screen}"
+    );
+    // Esc clears the search before it would unzoom.
+    app.update(Action::Unzoom);
+    assert!(!app.search.active());
+    assert_ne!(loaded(&app).flame.zoom, NodeId::ROOT);
+}
+
+#[test]
+fn a_bad_regex_is_reported_not_fatal() {
+    let mut app = app();
+    app.update(Action::Search);
+    app.handle_event(&Event::Key(KeyEvent::new(
+        KeyCode::Char('r'),
+        KeyModifiers::CONTROL,
+    )));
+    type_keys(&mut app, "(alloc");
+    assert!(app.search.error.is_some());
+    assert!(app.search.matches.is_none());
+    type_keys(&mut app, ")");
+    assert!(app.search.error.is_none());
+    assert_eq!(app.search.matches.as_ref().map(|m| m.count), Some(1));
+}
+
+#[test]
+fn transform_keys_stack_show_in_the_header_and_undo_in_order() {
+    let mut app = app();
+    draw(&mut app);
+    select_child_of_main(&mut app, "render");
+    app.update(Action::Focus);
+    let l = loaded(&app);
+    assert_eq!(l.tree.total(NodeId::ROOT), 5, "only stacks through render");
+    assert_eq!(l.transforms.len(), 1);
+    assert_eq!(
+        selected_name(&app),
+        "render",
+        "the place is re-found after the rebuild"
+    );
+    let screen = draw(&mut app);
+    assert!(screen.contains("focus: ^render$"), "{screen}");
+    // Merge alloc into its callers: render keeps all 5, now as self time.
+    app.update(Action::MoveDown);
+    assert_eq!(selected_name(&app), "alloc");
+    app.update(Action::MergeFunction);
+    let l = loaded(&app);
+    assert_eq!(l.tree.total(NodeId::ROOT), 5);
+    assert_eq!(l.transforms.len(), 2);
+    app.update(Action::Undo);
+    assert_eq!(loaded(&app).transforms.len(), 1);
+    app.update(Action::Undo);
+    let l = loaded(&app);
+    assert!(l.transforms.is_empty() && l.base.is_none());
+    assert_eq!(l.tree.total(NodeId::ROOT), 14);
+}
