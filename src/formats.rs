@@ -26,7 +26,7 @@ pub enum Format {
     Speedscope,
     /// Chrome / V8 / Node `.cpuprofile` JSON.
     Cpuprofile,
-    /// Chrome trace-event JSON with CPU profile chunks.
+    /// Chrome trace-event JSON: CPU profile chunks, duration events, sample traces.
     ChromeTrace,
     /// Firefox Profiler / Gecko profile JSON.
     Gecko,
