@@ -178,7 +178,10 @@ mod tests {
         // sample_type (1, length-delimited) = 0x0a, ValueType.type (1, varint) = 0x08.
         assert_eq!(&bytes[..6], &[0x0a, 0x04, 0x08, 0x01, 0x10, 0x02]);
         // sample (2) = 0x12; location_id packed (1, LEN) = 0x0a; value packed = 0x12.
-        assert_eq!(&bytes[6..14], &[0x12, 0x06, 0x0a, 0x01, 0x01, 0x12, 0x01, 0x07]);
+        assert_eq!(
+            &bytes[6..14],
+            &[0x12, 0x06, 0x0a, 0x01, 0x01, 0x12, 0x01, 0x07]
+        );
         // string_table (6) = 0x32, then time_nanos (9, varint) = 0x48.
         assert_eq!(bytes[14], 0x32);
         assert_eq!(&bytes[bytes.len() - 2..], &[0x48, 0x05]);
