@@ -15,8 +15,8 @@ pub use profile::{
     FrameKind, FrameMeta, Profile, ProfileMeta, Samples, ThreadInfo, Unit, ValueType, Warning,
     Warnings,
 };
-pub use stacks::{StackId, StackTable};
 pub use recipe::{Recipe, RecipeError};
+pub use stacks::{StackId, StackTable};
 pub use top::{FunctionRow, SortKey, TopTable};
 pub use transform::{Transform, TransformError, apply, apply_all};
 pub use tree::{CallTree, ChildOrder, NodeId, TreeOptions};

@@ -187,6 +187,7 @@ pub struct App {
     pub show_help: bool,
     /// First help row on screen.
     pub help_scroll: usize,
+    pub show_detail: bool,
     pub view: View,
     pub search: SearchState,
     /// A search to run once the profile is loaded (from a recipe).
@@ -214,6 +215,7 @@ impl App {
             orientation,
             show_help: false,
             help_scroll: 0,
+            show_detail: false,
             view: View::Flame,
             search: SearchState::default(),
             initial_search: None,
@@ -266,6 +268,10 @@ impl App {
             return Effect::None;
         }
         if matches!(self.phase, Phase::Loading { .. }) {
+            return Effect::None;
+        }
+        if action == Action::ToggleDetail {
+            self.show_detail = !self.show_detail;
             return Effect::None;
         }
         if action == Action::ToggleView {
@@ -360,6 +366,7 @@ impl App {
             | Action::MinWidth
             | Action::Undo
             | Action::ToggleView
+            | Action::ToggleDetail
             | Action::SortSelf
             | Action::SortTotal
             | Action::SortName => {}

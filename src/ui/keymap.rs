@@ -33,6 +33,7 @@ pub enum Action {
     MinWidth,
     Undo,
     ToggleView,
+    ToggleDetail,
     SortSelf,
     SortTotal,
     SortName,

@@ -69,6 +69,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
                 &help_key,
                 &app.search,
                 app.view,
+                app.show_detail,
             );
         }
     }
@@ -87,6 +88,7 @@ fn draw_loaded(
     help_key: &str,
     search: &SearchState,
     view: View,
+    show_detail: bool,
 ) {
     let name = match view {
         View::Flame => selected_name(l),
@@ -125,6 +127,22 @@ fn draw_loaded(
     if header_h > 0 {
         draw_header(frame, header, source, l, theme, help_key);
     }
+    // The detail panel takes the right side of a wide screen, else the bottom.
+    let (graph, detail) = if show_detail && view == View::Flame && graph.height >= 6 {
+        if graph.width >= 100 {
+            let [g, d] =
+                Layout::horizontal([Constraint::Min(40), Constraint::Length(44)]).areas(graph);
+            (g, Some(d))
+        } else {
+            let [g, d] = Layout::vertical([Constraint::Min(3), Constraint::Length(9)]).areas(graph);
+            (g, Some(d))
+        }
+    } else {
+        (graph, None)
+    };
+    if let Some(d) = detail {
+        draw_detail(frame, d, l, theme);
+    }
     match view {
         View::Flame => {
             let widget = FlameView {
@@ -154,6 +172,89 @@ fn draw_loaded(
             View::Table => draw_table_status(frame, status, l, theme, &name, rows),
         }
     }
+}
+
+/// The detail panel: where the selected frame comes from and what its numbers mean.
+fn draw_detail(frame: &mut Frame, area: Rect, l: &Loaded, theme: &super::theme::Theme) {
+    let (p, tree, st) = (&l.profile, &l.tree, &l.flame);
+    let inner_w = usize::from(area.width.saturating_sub(2)).max(1);
+    let vt = &p.value_types[tree.options.value];
+    let n = st.selected;
+    let all = tree.total(NodeId::ROOT);
+    let zoom = tree.total(st.zoom);
+    let mut lines: Vec<Line> = wrap(&selected_name(l), inner_w, 3)
+        .into_iter()
+        .map(|x| Line::styled(x, theme.status_name))
+        .collect();
+    if let Some(m) = tree.frame(p, n).and_then(|f| p.frame_meta.get(&f)) {
+        if let Some(file) = &m.file {
+            let loc = match m.line {
+                Some(line) => format!("{}:{line}", sanitize(file)),
+                None => sanitize(file).into_owned(),
+            };
+            lines.push(Line::raw(fit(&loc, inner_w).into_owned()));
+        }
+        let kind = match m.kind {
+            crate::model::FrameKind::Kernel => Some("kernel code"),
+            crate::model::FrameKind::Inlined => Some("inlined"),
+            crate::model::FrameKind::Jit => Some("JIT-compiled"),
+            crate::model::FrameKind::Normal => None,
+        };
+        if let Some(k) = kind {
+            lines.push(Line::styled(k, theme.status_label));
+        }
+    }
+    let row = |label: &str, v: i64| {
+        let mut t = format!("{label} {} · {:.2}% of all", amount(v, vt), percent(v, all));
+        if st.zoom != NodeId::ROOT {
+            t.push_str(&format!(" · {:.2}% of zoom", percent(v, zoom)));
+        }
+        t
+    };
+    lines.push(Line::raw(
+        fit(&row("total", tree.total(n)), inner_w).into_owned(),
+    ));
+    lines.push(Line::raw(
+        fit(&row("self ", tree.self_weight(n)), inner_w).into_owned(),
+    ));
+    let share = percent(tree.total(n), all);
+    if vt.unit == Unit::Samples {
+        let samples = tree.total(n);
+        if samples < super::table::NOISE_SAMPLES {
+            lines.push(Line::styled(
+                fit(
+                    &format!("noise: {samples} samples cannot be told apart from chance"),
+                    inner_w,
+                )
+                .into_owned(),
+                theme.warning,
+            ));
+        } else if share >= super::table::HOTSPOT_PERCENT {
+            lines.push(Line::styled(
+                fit("hotspot: enough samples and share to act on", inner_w).into_owned(),
+                theme.status_name,
+            ));
+        }
+    }
+    if n != NodeId::ROOT && share > 0.0 && share < 100.0 {
+        let speedup = 100.0 / (100.0 - share);
+        lines.push(Line::raw(
+            fit(
+                &format!("Amdahl: making it free saves at most {share:.1}% ({speedup:.2}x)"),
+                inner_w,
+            )
+            .into_owned(),
+        ));
+    }
+    lines.push(Line::styled(
+        fit_left(&breadcrumb(l), inner_w),
+        theme.breadcrumb,
+    ));
+    let block = Block::bordered()
+        .title(" detail ")
+        .border_style(theme.help_border);
+    frame.render_widget(Clear, area);
+    frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
 /// The table's status: the row's full name and what its numbers mean.
