@@ -82,6 +82,10 @@ pub struct InputArgs {
     /// Put each sample's thread at the root of its stack.
     #[arg(long)]
     pub thread: bool,
+    /// Keep only threads / sub-profiles (speedscope profiles, Gecko threads, perf
+    /// comms) whose name matches REGEX.
+    #[arg(long, value_name = "REGEX")]
+    pub only_thread: Option<String>,
     /// Put each sample's process at the root of its stack.
     #[arg(long)]
     pub process: bool,
@@ -154,6 +158,7 @@ impl InputArgs {
         LoadOptions {
             format: self.input_format,
             sample_type: self.sample_type.clone().or(weight),
+            only_thread: self.only_thread.clone(),
             process_roots: self.process,
             thread_roots: self.thread,
         }

@@ -28,7 +28,7 @@ pub enum LoadError {
         #[source]
         source: io::Error,
     },
-    #[error("{path}: read as {format}: line {line}: {message}")]
+    #[error("{path}: read as {format}: {}{message}", at_line(*line))]
     Invalid {
         path: String,
         format: &'static str,
@@ -37,4 +37,13 @@ pub enum LoadError {
     },
     #[error("loading was cancelled")]
     Cancelled,
+}
+
+/// "line 12: ", or nothing when the problem has no line (binary formats, whole-file checks).
+fn at_line(line: u64) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!("line {line}: ")
+    }
 }

@@ -174,6 +174,8 @@ pub struct LoadOptions {
     pub format: Option<Format>,
     /// Show this value type (pprof sample type, perf `samples`/`period`) by default.
     pub sample_type: Option<String>,
+    /// Keep only the samples of threads / sub-profiles whose name matches (regex).
+    pub only_thread: Option<String>,
     /// Put a process frame at the root of every stack.
     pub process_roots: bool,
     /// Put a thread frame at the root of every stack (under the process, if any).
@@ -246,6 +248,14 @@ pub fn load(
     }
     if let Some(want) = &options.sample_type {
         adjust::select_value(&mut profile, want).map_err(|message| LoadError::Invalid {
+            path: path.clone(),
+            format: format.name(),
+            line: 0,
+            message,
+        })?;
+    }
+    if let Some(pattern) = &options.only_thread {
+        adjust::only_threads(&mut profile, pattern).map_err(|message| LoadError::Invalid {
             path: path.clone(),
             format: format.name(),
             line: 0,

@@ -33,6 +33,40 @@ pub fn select_value(profile: &mut Profile, want: &str) -> Result<(), String> {
     }
 }
 
+/// Keeps only the samples of threads (or sub-profiles) whose name matches
+/// `pattern`, a regex. Errors name the threads there are.
+pub fn only_threads(profile: &mut Profile, pattern: &str) -> Result<(), String> {
+    let re = regex::Regex::new(pattern).map_err(|e| format!("--only-thread: {e}"))?;
+    let Some(col) = &profile.samples.thread else {
+        return Err("--only-thread: this profile has no thread or sub-profile information".into());
+    };
+    let wanted: Vec<bool> = profile
+        .threads
+        .iter()
+        .map(|t| re.is_match(&t.name))
+        .collect();
+    let keep: Vec<bool> = col
+        .iter()
+        .map(|&t| wanted.get(t as usize).copied().unwrap_or(false))
+        .collect();
+    if !keep.contains(&true) {
+        let mut names: Vec<&str> = profile.threads.iter().map(|t| t.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names.truncate(20);
+        return Err(format!(
+            "--only-thread {pattern:?} matches no thread with samples (threads: {})",
+            names.join(", ")
+        ));
+    }
+    let stride = profile.value_types.len();
+    profile.samples.retain(&keep, stride);
+    profile
+        .notes
+        .push(format!("only threads matching {pattern:?}"));
+    Ok(())
+}
+
 /// Puts a process frame and/or a thread frame at the root of every sample's stack.
 /// Returns false when the profile has no thread information to do it with.
 pub fn add_roots(profile: &mut Profile, process: bool, thread: bool) -> bool {
@@ -169,6 +203,22 @@ mod tests {
             ]
         );
         assert_eq!(tree.total(tree.root()), 3);
+    }
+
+    #[test]
+    fn keeps_only_the_chosen_threads_in_every_column() {
+        let mut p = two_threads();
+        p.samples.time = Some(vec![1, 2, 3]);
+        assert!(only_threads(&mut p, "^gc$").is_ok());
+        assert_eq!(p.samples.len(), 1);
+        assert_eq!(p.samples.values, vec![1, 10]);
+        assert_eq!(p.samples.time, Some(vec![2]));
+        assert_eq!(p.samples.thread, Some(vec![1]));
+        let mut p = two_threads();
+        let Err(e) = only_threads(&mut p, "nope") else {
+            panic!("nothing matches");
+        };
+        assert!(e.contains("gc, web"), "{e}");
     }
 
     #[test]

@@ -120,6 +120,31 @@ impl Samples {
         self.stack.is_empty()
     }
 
+    /// Keeps the samples whose `keep` entry is true, in every column; `stride` is
+    /// the number of value types.
+    pub fn retain(&mut self, keep: &[bool], stride: usize) {
+        fn kept<T: Copy>(column: &[T], keep: &[bool]) -> Vec<T> {
+            column
+                .iter()
+                .zip(keep)
+                .filter(|&(_, &k)| k)
+                .map(|(&x, _)| x)
+                .collect()
+        }
+        self.values = self
+            .values
+            .chunks(stride.max(1))
+            .zip(keep)
+            .filter(|&(_, &k)| k)
+            .flat_map(|(v, _)| v.iter().copied())
+            .collect();
+        self.stack = kept(&self.stack, keep);
+        self.time = self.time.as_deref().map(|c| kept(c, keep));
+        self.thread = self.thread.as_deref().map(|c| kept(c, keep));
+        self.cpu = self.cpu.as_deref().map(|c| kept(c, keep));
+        self.labels = self.labels.as_deref().map(|c| kept(c, keep));
+    }
+
     pub fn stack_of(&self, i: usize) -> Option<StackId> {
         let s = self.stack[i];
         (s != u32::MAX).then_some(StackId(s))
