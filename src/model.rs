@@ -2,6 +2,7 @@
 //! from them (call tree, function table). Knows nothing of files or terminals.
 
 pub mod frames;
+pub mod invert;
 pub mod profile;
 pub mod recipe;
 pub mod search;

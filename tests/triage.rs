@@ -225,3 +225,44 @@ fn transform_keys_stack_show_in_the_header_and_undo_in_order() {
     assert!(l.transforms.is_empty() && l.base.is_none());
     assert_eq!(l.tree.total(NodeId::ROOT), 14);
 }
+
+#[test]
+fn tab_cycles_to_an_inverted_tree_and_back_keeping_the_place() {
+    let mut app = app();
+    select_child_of_main(&mut app, "render");
+    app.update(Action::ToggleView); // table
+    app.update(Action::ToggleView); // inverted
+    assert_eq!(app.view, View::Inverted);
+    let l = loaded(&app);
+    assert!(l.inverted);
+    // Leaves are roots: alloc gathers its 8 samples from both callers.
+    let roots: Vec<(String, i64)> = l
+        .tree
+        .child_ids(NodeId::ROOT)
+        .map(|c| {
+            (
+                l.profile
+                    .frames
+                    .name(l.tree.frame(&l.profile, c).unwrap())
+                    .into_owned(),
+                l.tree.total(c),
+            )
+        })
+        .collect();
+    assert_eq!(
+        roots,
+        [
+            ("alloc".into(), 8),
+            ("hash_insert".into(), 4),
+            ("render".into(), 2)
+        ]
+    );
+    // Transforms are refused here rather than applied to the inverted profile.
+    app.update(Action::Focus);
+    assert!(loaded(&app).transforms.is_empty());
+    app.update(Action::ToggleView); // back to the flame view
+    let l = loaded(&app);
+    assert!(!l.inverted);
+    assert_eq!(l.tree.total(NodeId::ROOT), 14);
+    assert_eq!(selected_name(&app), "render");
+}

@@ -54,6 +54,10 @@ pub struct Loaded {
     pub transforms: Vec<Transform>,
     /// The last transform that failed (a bad pattern), for the status line.
     pub transform_error: Option<String>,
+    /// Whether `profile`, `tree` and `flame` hold the inverted (bottom-up) view;
+    /// `alt` then holds the top-down ones, and the other way round.
+    pub inverted: bool,
+    alt: Option<Box<(Profile, CallTree, FlameState)>>,
 }
 
 /// Which view has the screen.
@@ -62,6 +66,8 @@ pub enum View {
     #[default]
     Flame,
     Table,
+    /// The flame widget over the inverted (bottom-up) tree.
+    Inverted,
 }
 
 impl Loaded {
@@ -80,7 +86,33 @@ impl Loaded {
             base: None,
             transforms: Vec::new(),
             transform_error: None,
+            inverted: false,
+            alt: None,
         }
+    }
+
+    /// Shows the inverted (bottom-up) tree or the normal one. The inverted
+    /// profile is built on first use and kept until the profile changes.
+    pub fn set_inverted(&mut self, on: bool) {
+        if on == self.inverted {
+            return;
+        }
+        let alt = self.alt.take().unwrap_or_else(|| {
+            let inv = crate::model::invert::invert(&self.profile);
+            let tree = CallTree::build(&inv, self.tree.options.clone());
+            let flame = FlameState::new(self.flame.orientation);
+            Box::new((inv, tree, flame))
+        });
+        let (profile, tree, mut flame) = *alt;
+        flame.orientation = self.flame.orientation;
+        let old = (
+            std::mem::replace(&mut self.profile, profile),
+            std::mem::replace(&mut self.tree, tree),
+            std::mem::replace(&mut self.flame, flame),
+        );
+        self.alt = Some(Box::new(old));
+        self.inverted = on;
+        self.table = TableState::new();
     }
 
     /// Applies the transforms to a freshly loaded profile (on the loader thread).
@@ -106,6 +138,7 @@ impl Loaded {
         };
         self.tree = CallTree::build(&self.profile, options);
         self.table = TableState::new();
+        self.alt = None;
         match place {
             Some(p) => self.flame.restore(&self.tree, &self.profile, &p),
             None => self.flame.after_rebuild(&self.tree, &self.profile),
@@ -277,8 +310,32 @@ impl App {
         if action == Action::ToggleView {
             self.view = match self.view {
                 View::Flame => View::Table,
-                View::Table => View::Flame,
+                View::Table => View::Inverted,
+                View::Inverted => View::Flame,
             };
+            if let Phase::Ready(l) = &mut self.phase {
+                l.set_inverted(self.view == View::Inverted);
+            }
+            self.search.coverage_zoom = None;
+            return Effect::None;
+        }
+        if self.view == View::Inverted
+            && matches!(
+                action,
+                Action::Focus
+                    | Action::DropFunction
+                    | Action::MergeFunction
+                    | Action::HideFrame
+                    | Action::CollapseRecursion
+                    | Action::MinWidth
+                    | Action::Undo
+                    | Action::NextValue
+            )
+        {
+            // Transforms and value changes apply to the top-down profile.
+            if let Phase::Ready(l) = &mut self.phase {
+                l.transform_error = Some("switch back to the flame view (Tab) to transform".into());
+            }
             return Effect::None;
         }
         if self.view == View::Table && self.table_action(action) {
@@ -383,7 +440,7 @@ impl App {
         };
         let frame = match view {
             View::Table => l.table.selected(),
-            View::Flame => l.tree.frame(&l.profile, l.flame.selected),
+            View::Flame | View::Inverted => l.tree.frame(&l.profile, l.flame.selected),
         };
         let exact = |f| format!("^{}$", regex::escape(&l.profile.frames.name(f)));
         let t = match (action, frame) {
@@ -476,6 +533,7 @@ impl App {
         let Phase::Ready(l) = &mut self.phase else {
             return;
         };
+        l.set_inverted(false);
         let Loaded {
             profile,
             tree,

@@ -91,7 +91,7 @@ fn draw_loaded(
     show_detail: bool,
 ) {
     let name = match view {
-        View::Flame => selected_name(l),
+        View::Flame | View::Inverted => selected_name(l),
         View::Table => {
             l.table.ensure(&l.profile, &l.tree);
             l.table.selected().map_or_else(String::new, |f| {
@@ -128,7 +128,7 @@ fn draw_loaded(
         draw_header(frame, header, source, l, theme, help_key);
     }
     // The detail panel takes the right side of a wide screen, else the bottom.
-    let (graph, detail) = if show_detail && view == View::Flame && graph.height >= 6 {
+    let (graph, detail) = if show_detail && view != View::Table && graph.height >= 6 {
         if graph.width >= 100 {
             let [g, d] =
                 Layout::horizontal([Constraint::Min(40), Constraint::Length(44)]).areas(graph);
@@ -144,7 +144,7 @@ fn draw_loaded(
         draw_detail(frame, d, l, theme);
     }
     match view {
-        View::Flame => {
+        View::Flame | View::Inverted => {
             let widget = FlameView {
                 profile: &l.profile,
                 tree: &l.tree,
@@ -168,7 +168,7 @@ fn draw_loaded(
     if status.height > 0 {
         let rows = name_rows.min(status.height.saturating_sub(1)).max(1);
         match view {
-            View::Flame => draw_status(frame, status, l, theme, &name, rows),
+            View::Flame | View::Inverted => draw_status(frame, status, l, theme, &name, rows),
             View::Table => draw_table_status(frame, status, l, theme, &name, rows),
         }
     }
@@ -356,11 +356,17 @@ fn draw_header(
             theme.header,
         ),
         Span::styled(
-            match l.flame.orientation {
-                Orientation::Icicle => "· icicle ",
-                Orientation::Flame => "· flame ",
+            match (l.inverted, l.flame.orientation) {
+                (false, Orientation::Icicle) => "· icicle ",
+                (false, Orientation::Flame) => "· flame ",
+                (true, Orientation::Icicle) => "· inverted (callers below) ",
+                (true, Orientation::Flame) => "· inverted (callers above) ",
             },
-            theme.header,
+            if l.inverted {
+                theme.header_accent
+            } else {
+                theme.header
+            },
         ),
         Span::styled(
             match l.tree.options.order {

@@ -1,0 +1,83 @@
+//! The inverted (bottom-up) profile: every stack reversed, so the leaves become
+//! roots and self time gathers at the top level.
+
+use super::profile::Profile;
+use super::stacks::{StackId, StackTable};
+
+/// `profile` with every stack read leaf first. Frames are shared (cloned), so
+/// frame ids and search matches stay valid; samples keep every column.
+pub fn invert(profile: &Profile) -> Profile {
+    let old = &profile.stacks;
+    let mut new = StackTable::new();
+    // Each distinct stack is reversed once; samples reuse the result.
+    let mut memo: Vec<u32> = vec![u32::MAX; old.len()];
+    let mut samples = profile.samples.clone();
+    for s in samples.stack.iter_mut() {
+        if *s == u32::MAX {
+            continue;
+        }
+        let i = *s as usize;
+        if memo[i] == u32::MAX {
+            let mut cur: Option<StackId> = Some(StackId(*s));
+            let mut leaf: Option<StackId> = None;
+            while let Some(c) = cur {
+                leaf = Some(new.intern(leaf, old.frame(c)));
+                cur = old.prefix(c);
+            }
+            memo[i] = leaf.map_or(u32::MAX, |l| l.0);
+        }
+        *s = memo[i];
+    }
+    Profile {
+        frames: profile.frames.clone(),
+        stacks: new,
+        samples,
+        value_types: profile.value_types.clone(),
+        default_value: profile.default_value,
+        format: profile.format.clone(),
+        notes: profile.notes.clone(),
+        warnings: profile.warnings.clone(),
+        threads: profile.threads.clone(),
+        label_sets: profile.label_sets.clone(),
+        frame_meta: profile.frame_meta.clone(),
+        meta: profile.meta.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CallTree, NodeId, TreeOptions, ValueType};
+
+    #[test]
+    fn leaves_become_roots_and_self_time_gathers_there() {
+        let mut p = Profile::new("test", vec![ValueType::samples()]);
+        for (path, w) in [
+            (&["main", "a", "alloc"][..], 5),
+            (&["main", "b", "alloc"][..], 3),
+            (&["main", "b"][..], 2),
+        ] {
+            let s = p.intern_path(path.iter().map(|n| n.as_bytes()));
+            p.push_sample(s, &[w]);
+        }
+        let inv = invert(&p);
+        let tree = CallTree::build(&inv, TreeOptions::default());
+        let roots: Vec<(String, i64)> = tree
+            .child_ids(NodeId::ROOT)
+            .map(|c| {
+                (
+                    inv.frames
+                        .name(tree.frame(&inv, c).unwrap_or_default())
+                        .into_owned(),
+                    tree.total(c),
+                )
+            })
+            .collect();
+        assert_eq!(roots, [("alloc".to_string(), 8), ("b".to_string(), 2)]);
+        assert_eq!(tree.total(NodeId::ROOT), 10);
+        // alloc's callers below it: a (5) and b (3), each then main.
+        let alloc = tree.child_ids(NodeId::ROOT).next().unwrap_or_default();
+        let callers: Vec<i64> = tree.child_ids(alloc).map(|c| tree.total(c)).collect();
+        assert_eq!(callers, [5, 3]);
+    }
+}
