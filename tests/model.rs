@@ -306,3 +306,35 @@ fn finds_the_deepest_live_node_along_a_path() {
     assert_eq!((n, found), (node(&p, &tree, &["a", "b", "c"]), 3));
     assert_eq!(tree.find_path(&p, &[]), (NodeId::ROOT, 0));
 }
+
+/// Readers that append stacks without a lookup (pprof's radix walk) must still
+/// never create the same (prefix, frame) twice.
+#[test]
+fn every_reader_interns_each_stack_once() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/samples");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() || path.extension().is_some_and(|e| e == "md") {
+            continue;
+        }
+        let p = ember::formats::load(
+            &ember::input::Source::Path(path.clone()),
+            &ember::formats::LoadOptions::default(),
+            &ember::input::Progress::new(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut seen = std::collections::HashSet::new();
+        for s in 0..p.stacks.len() as u32 {
+            let id = ember::model::StackId(s);
+            let key = (p.stacks.prefix(id), p.stacks.frame(id));
+            assert!(
+                seen.insert(key),
+                "{}: stack {s} is a duplicate",
+                path.display()
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 7, "only {checked} samples found");
+}

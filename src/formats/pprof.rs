@@ -33,7 +33,6 @@ use prost::Message;
 
 use super::ParseError;
 use crate::input::Progress;
-use crate::model::stacks::StackBuilder;
 use crate::model::{
     FrameId, FrameKind, FrameMeta, Frames, Profile, StackId, ThreadInfo, Unit, ValueType,
 };
@@ -948,7 +947,7 @@ impl NameOrder {
     }
 
     /// The key of `f`. Frames interned after `new` get keys after all others: out
-    /// of name order, which only costs [`StackBuilder`] a lookup.
+    /// of name order, which only changes the order siblings are created in.
     fn key(&mut self, f: FrameId) -> u32 {
         let i = f.0 as usize;
         if i >= self.key_of.len() {
@@ -969,10 +968,10 @@ impl NameOrder {
 /// pprof samples are one per distinct stack and most of their frames are new
 /// stacks (85% of the frames of a long Go CPU profile), so a hash probe per frame
 /// would cost a cache miss each. Instead the samples are partitioned depth by
-/// depth (an MSD radix walk): every (prefix, frame) pair is met exactly once, the
-/// children of a prefix are created in name order (which lets [`StackBuilder`]
-/// prove them new without a lookup), and a group of one sample interns the rest
-/// of its frames in a straight line.
+/// depth (an MSD radix walk): every (prefix, frame) pair is met exactly once, so
+/// each is appended as a new stack without any lookup
+/// ([`crate::model::StackTable::push_unique`]), children of a prefix in name
+/// order, and a group of one sample appends the rest of its frames in a line.
 fn build_stacks(
     profile: &mut Profile,
     by_key: &[FrameId],
@@ -983,7 +982,8 @@ fn build_stacks(
     let mut stack_of = vec![u32::MAX; n];
     let mut order: Vec<u32> = (0..n as u32).collect();
     let mut keys: Vec<u64> = Vec::new();
-    let mut builder = StackBuilder::default();
+    // Every (prefix, frame) pair is met exactly once below, so each stack is new:
+    // it is appended without a lookup.
     // (range of `order`, depth, prefix stack or u32::MAX).
     let mut todo: Vec<(usize, usize, usize, u32)> = vec![(0, n, 0, u32::MAX)];
     while let Some((lo, hi, depth, prefix)) = todo.pop() {
@@ -993,7 +993,7 @@ fn build_stacks(
             let mut cur = prefix_id;
             for &key in &seq[offs[k] + depth..offs[k + 1]] {
                 let f = by_key[key as usize - 1];
-                cur = Some(builder.child(&mut profile.stacks, &profile.frames, cur, f));
+                cur = Some(profile.stacks.push_unique(cur, f));
             }
             stack_of[k] = cur.map_or(u32::MAX, |s| s.0);
             continue;
@@ -1026,7 +1026,7 @@ fn build_stacks(
                 }
             } else {
                 let f = by_key[key as usize - 1];
-                let child = builder.child(&mut profile.stacks, &profile.frames, prefix_id, f);
+                let child = profile.stacks.push_unique(prefix_id, f);
                 todo.push((lo + i, lo + j, depth + 1, child.0));
             }
             i = j;

@@ -88,6 +88,14 @@ impl StackTable {
         StackId(id)
     }
 
+    /// Appends the stack `prefix` + `frame`, which the caller guarantees is not in
+    /// the table yet (a walk that meets every (prefix, frame) pair once, such as
+    /// pprof's radix walk). Breaking the guarantee makes duplicate siblings, not
+    /// undefined behaviour.
+    pub fn push_unique(&mut self, prefix: Option<StackId>, frame: FrameId) -> StackId {
+        StackId(self.push_new(prefix.map_or(NO_PREFIX, |s| s.0), frame))
+    }
+
     /// Appends a stack known to be new (the caller checked), keeping any index.
     fn push_new(&mut self, p: u32, frame: FrameId) -> u32 {
         let id = self.prefix.len() as u32;
