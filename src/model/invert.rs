@@ -28,20 +28,7 @@ pub fn invert(profile: &Profile) -> Profile {
         }
         *s = memo[i];
     }
-    Profile {
-        frames: profile.frames.clone(),
-        stacks: new,
-        samples,
-        value_types: profile.value_types.clone(),
-        default_value: profile.default_value,
-        format: profile.format.clone(),
-        notes: profile.notes.clone(),
-        warnings: profile.warnings.clone(),
-        threads: profile.threads.clone(),
-        label_sets: profile.label_sets.clone(),
-        frame_meta: profile.frame_meta.clone(),
-        meta: profile.meta.clone(),
-    }
+    profile.derive(new, samples)
 }
 
 #[cfg(test)]

@@ -288,6 +288,25 @@ impl Profile {
         }
     }
 
+    /// A profile like this one (frames, value types, threads, metadata, notes)
+    /// with another stack table and samples: what transforms and inversion return.
+    pub fn derive(&self, stacks: StackTable, samples: Samples) -> Profile {
+        Profile {
+            frames: self.frames.clone(),
+            stacks,
+            samples,
+            value_types: self.value_types.clone(),
+            default_value: self.default_value,
+            format: self.format.clone(),
+            notes: self.notes.clone(),
+            warnings: self.warnings.clone(),
+            threads: self.threads.clone(),
+            label_sets: self.label_sets.clone(),
+            frame_meta: self.frame_meta.clone(),
+            meta: self.meta.clone(),
+        }
+    }
+
     /// Sum of value `v` over all samples.
     pub fn total(&self, v: usize) -> i64 {
         let n = self.value_types.len();

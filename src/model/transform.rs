@@ -477,6 +477,8 @@ fn finish(profile: &Profile, remap: Remap<'_>) -> Profile {
             Slot::To(n) => stack.push(n.0),
             Slot::Empty => stack.push(u32::MAX),
             Slot::Dropped | Slot::Outside => {
+                // A placeholder, removed with the sample's other columns below.
+                stack.push(u32::MAX);
                 if keep.is_empty() {
                     keep = vec![true; old.len()];
                 }
@@ -484,51 +486,14 @@ fn finish(profile: &Profile, remap: Remap<'_>) -> Profile {
             }
         }
     }
-    let samples = if keep.is_empty() {
-        Samples {
-            stack,
-            ..old.clone()
-        }
-    } else {
-        let stride = profile.value_types.len().max(1);
-        Samples {
-            stack,
-            values: old
-                .values
-                .chunks(stride)
-                .zip(&keep)
-                .filter(|&(_, &k)| k)
-                .flat_map(|(v, _)| v.iter().copied())
-                .collect(),
-            time: old.time.as_deref().map(|c| kept(c, &keep)),
-            thread: old.thread.as_deref().map(|c| kept(c, &keep)),
-            cpu: old.cpu.as_deref().map(|c| kept(c, &keep)),
-            labels: old.labels.as_deref().map(|c| kept(c, &keep)),
-        }
+    let mut samples = Samples {
+        stack,
+        ..old.clone()
     };
-    Profile {
-        frames: profile.frames.clone(),
-        stacks: new,
-        samples,
-        value_types: profile.value_types.clone(),
-        default_value: profile.default_value,
-        format: profile.format.clone(),
-        notes: profile.notes.clone(),
-        warnings: profile.warnings.clone(),
-        threads: profile.threads.clone(),
-        label_sets: profile.label_sets.clone(),
-        frame_meta: profile.frame_meta.clone(),
-        meta: profile.meta.clone(),
+    if !keep.is_empty() {
+        samples.retain(&keep, profile.value_types.len());
     }
-}
-
-fn kept<T: Copy>(column: &[T], keep: &[bool]) -> Vec<T> {
-    column
-        .iter()
-        .zip(keep)
-        .filter(|&(_, &k)| k)
-        .map(|(&x, _)| x)
-        .collect()
+    profile.derive(new, samples)
 }
 
 #[cfg(test)]
