@@ -88,3 +88,18 @@ fn help_overlay_80x24() {
     assert!(app.show_help);
     insta::assert_snapshot!(screen(&mut app, 80, 24));
 }
+
+/// The function table, the inverted tree and the detail panel at 80x24.
+#[test]
+fn triage_views_80x24() {
+    use ember::ui::keymap::Action;
+    let mut app = app(Orientation::Icicle);
+    app.update(Action::ToggleView);
+    insta::assert_snapshot!("table_80x24", screen(&mut app, 80, 24));
+    app.update(Action::ToggleView);
+    insta::assert_snapshot!("inverted_80x24", screen(&mut app, 80, 24));
+    app.update(Action::ToggleView);
+    app.update(Action::ToggleDetail);
+    app.update(Action::Widest);
+    insta::assert_snapshot!("detail_80x24", screen(&mut app, 80, 24));
+}

@@ -382,6 +382,21 @@ fn draw_header(
             theme.header.patch(theme.warning),
         ));
     }
+    // How much the samples can say: the span they cover and how often they came.
+    let ns = ValueType::new("time", Unit::Nanoseconds);
+    if let Some(d) = p.meta.duration_ns {
+        parts.push(Span::styled(
+            format!("· {} ", human(d as i64, &ns)),
+            theme.header,
+        ));
+    }
+    if let Some((period, vt)) = &p.meta.period
+        && let Some(per) = vt.unit.nanos()
+        && *period > 0
+    {
+        let hz = 1e9 / (*period as f64 * per);
+        parts.push(Span::styled(format!("· {hz:.0} Hz "), theme.header));
+    }
     if !l.transforms.is_empty() {
         parts.push(Span::styled(
             format!("· {} (u undo) ", sanitize(&l.transform_breadcrumb())),
