@@ -594,3 +594,25 @@ fn control_characters_in_frame_names_never_reach_the_buffer() {
         }
     }
 }
+
+/// Frames resting on fewer than 50 samples are drawn dim; heavier ones are not.
+#[test]
+fn noise_level_frames_are_dimmed() {
+    let mut text = String::from("main;hot 60\n");
+    text.push_str("main;rare 30\n");
+    let mut app = app_from(text.as_bytes(), Orientation::Icicle);
+    let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    term.draw(|f| panels::draw(f, &mut app)).unwrap();
+    let buf = term.backend().buffer();
+    let find = |name: &str| {
+        (0..buf.area.height)
+            .find_map(|y| {
+                let row: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+                row.find(name).map(|x| (x as u16, y))
+            })
+            .unwrap_or_else(|| panic!("{name} not drawn"))
+    };
+    let dim = |(x, y): (u16, u16)| buf[(x, y)].modifier.contains(ratatui::style::Modifier::DIM);
+    assert!(!dim(find("hot")));
+    assert!(dim(find("rare")));
+}

@@ -122,6 +122,13 @@ impl FlameView<'_> {
                 label = std::borrow::Cow::Owned(format!("*{label}"));
             }
         }
+        // A frame resting on fewer samples than chance can explain is drawn dim.
+        let vt = &self.profile.value_types[self.tree.options.value];
+        if vt.unit == crate::model::Unit::Samples
+            && self.tree.total(node) < super::table::NOISE_SAMPLES * vt.scale() as i64
+        {
+            base = base.add_modifier(ratatui::style::Modifier::DIM);
+        }
         let style = match role {
             Role::Plain => base,
             Role::Ancestor => base.patch(theme.ancestor),
