@@ -42,7 +42,7 @@
 mod common;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use ember::error::LoadError;
@@ -579,23 +579,13 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// A line on stderr that the test harness does not capture, so it shows in CI logs.
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
+use common::say;
 
 #[test]
 fn folded_matches_speedscope() {
-    let Some(corpus) = std::env::var_os("EMBER_CORPUS") else {
-        say("conformance suite skipped: EMBER_CORPUS is not set");
+    let Some(corpus) = common::corpus("conformance suite") else {
         return;
     };
-    let corpus = PathBuf::from(corpus);
-    assert!(
-        corpus.is_dir(),
-        "EMBER_CORPUS={} is not a folder",
-        corpus.display()
-    );
     let folded = corpus.join("folded");
     assert!(folded.is_dir(), "{} is missing", folded.display());
     let files = inputs(&folded);

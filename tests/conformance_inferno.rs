@@ -16,23 +16,14 @@
 //! collapsers with their defaults.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ember::formats::{self, LoadOptions};
 use ember::input::{Progress, Source};
 use ember::model::{CallTree, TreeOptions};
-
-fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("EMBER_CORPUS")?;
-    let dir = PathBuf::from(dir);
-    assert!(
-        dir.is_dir(),
-        "EMBER_CORPUS={} is not a folder",
-        dir.display()
-    );
-    Some(dir)
-}
 
 fn lines(text: &str) -> BTreeMap<String, i64> {
     let mut out = BTreeMap::new();
@@ -59,8 +50,7 @@ fn ember_folded(path: &Path) -> (String, String) {
 
 #[test]
 fn inferno_collapser_formats_match_infernos_expected_output() {
-    let Some(corpus) = corpus() else {
-        eprintln!("conformance (inferno collapsers): skipped, EMBER_CORPUS is not set");
+    let Some(corpus) = common::corpus("inferno collapser conformance") else {
         return;
     };
     let cases: &[(&str, &str, &str)] = &[

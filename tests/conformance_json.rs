@@ -49,8 +49,10 @@
 //! | `speedscope-json/speedscope/invalid/*` | throws (a frame left open; a close out of order) | loads with warnings (open frames closed at `endValue`; an out-of-order close closes the frames above it) | must load, with warnings |
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use ember::error::LoadError;
@@ -606,23 +608,13 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// A line on stderr that the test harness does not capture.
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
+use common::say;
 
 #[test]
 fn json_formats_match_speedscope() {
-    let Some(corpus) = std::env::var_os("EMBER_CORPUS") else {
-        say("JSON conformance suite skipped: EMBER_CORPUS is not set");
+    let Some(corpus) = common::corpus("JSON conformance suite") else {
         return;
     };
-    let corpus = PathBuf::from(corpus);
-    assert!(
-        corpus.is_dir(),
-        "EMBER_CORPUS={} is not a folder",
-        corpus.display()
-    );
     let mut failures = Vec::new();
     let mut counts: Vec<(&str, usize, usize, usize, String)> = Vec::new();
     for &(folder, format) in FOLDERS {
@@ -705,12 +697,10 @@ fn head_of(path: &Path) -> (Vec<u8>, bool) {
 
 #[test]
 fn json_probes_are_sure_of_their_own_and_only_their_own() {
-    let Some(corpus) = std::env::var_os("EMBER_CORPUS") else {
-        say("JSON probe suite skipped: EMBER_CORPUS is not set");
+    let Some(corpus) = common::corpus("JSON probe suite") else {
         return;
     };
     use ember::formats::{chrome, gecko, speedscope};
-    let corpus = PathBuf::from(corpus);
     let mut problems = Vec::new();
     let mut claimed_elsewhere = Vec::new();
     for e in std::fs::read_dir(&corpus).expect("corpus") {
@@ -775,12 +765,10 @@ fn json_probes_are_sure_of_their_own_and_only_their_own() {
 /// give a profile or an error: never a panic.
 #[test]
 fn damaged_json_inputs_never_panic() {
-    let Some(corpus) = std::env::var_os("EMBER_CORPUS") else {
-        say("JSON damage suite skipped: EMBER_CORPUS is not set");
+    let Some(corpus) = common::corpus("JSON damage suite") else {
         return;
     };
     use ember::formats::{chrome, gecko, speedscope};
-    let corpus = PathBuf::from(corpus);
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut rand = move || {
         seed ^= seed << 13;

@@ -52,8 +52,10 @@
 //! against the inferno library.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use ember::error::LoadError;
@@ -64,10 +66,7 @@ use ember::model::{FrameId, FrameKind, Profile};
 /// `stack -> weight`, weights summed per stack, zero weights dropped.
 type Folded = BTreeMap<String, i64>;
 
-/// A line on stderr that the test harness does not capture, so it shows in CI logs.
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
+use common::say;
 
 /// The option an oracle was made with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -659,16 +658,9 @@ fn check_file(root: &Path, input: &Path) -> Verdict {
 
 #[test]
 fn perf_script_matches_inferno_and_flamegraph() {
-    let Some(corpus) = std::env::var_os("EMBER_CORPUS") else {
-        say("perf conformance suite skipped: EMBER_CORPUS is not set");
+    let Some(corpus) = common::corpus("perf conformance suite") else {
         return;
     };
-    let corpus = PathBuf::from(corpus);
-    assert!(
-        corpus.is_dir(),
-        "EMBER_CORPUS={} is not a folder",
-        corpus.display()
-    );
     let root = corpus.join("perf-script");
     assert!(root.is_dir(), "{} is missing", root.display());
     let files = inputs(&root);
@@ -732,16 +724,9 @@ fn head_of(path: &Path) -> (Vec<u8>, bool) {
 /// The probe is sure of every perf input and of nothing else in the corpus.
 #[test]
 fn probe_claims_perf_script_and_nothing_else() {
-    let Some(corpus) = std::env::var_os("EMBER_CORPUS") else {
-        say("perf probe suite skipped: EMBER_CORPUS is not set");
+    let Some(corpus) = common::corpus("perf probe suite") else {
         return;
     };
-    let corpus = PathBuf::from(corpus);
-    assert!(
-        corpus.is_dir(),
-        "EMBER_CORPUS={} is not a folder",
-        corpus.display()
-    );
     let perf_root = corpus.join("perf-script");
     let mut wrong = Vec::new();
     for input in inputs(&perf_root) {
@@ -794,11 +779,10 @@ fn samples_per_comm(p: &Profile) -> BTreeMap<String, usize> {
 /// read) and the default format restricted to `--comms xz,fio,swapper`.
 #[test]
 fn context_perf_scripts_agree_with_each_other() {
-    let Some(corpus) = std::env::var_os("EMBER_CORPUS") else {
-        say("perf context suite skipped: EMBER_CORPUS is not set");
+    let Some(corpus) = common::corpus("perf context suite") else {
         return;
     };
-    let dir = PathBuf::from(corpus).join("context");
+    let dir = corpus.join("context");
     assert!(dir.is_dir(), "{} is missing", dir.display());
     let load = |name: &str| {
         let path = dir.join(name);

@@ -35,8 +35,10 @@
 //! No other deviation is accepted: any other mismatch fails the suite.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use ember::error::LoadError;
@@ -44,10 +46,7 @@ use ember::formats::{self, Format, LoadOptions};
 use ember::input::{Progress, Source};
 use ember::model::{CallTree, Profile, TopTable, TreeOptions};
 
-/// A line on stderr that the test harness does not capture.
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
+use common::say;
 
 /// Text of a file, gunzipped when its name ends in `.gz`.
 fn read_text(path: &Path) -> String {
@@ -428,16 +427,9 @@ fn check_input(input: &Path) -> Vec<(String, Verdict)> {
 
 #[test]
 fn pprof_matches_go_tool_pprof() {
-    let Some(corpus) = std::env::var_os("EMBER_CORPUS") else {
-        say("pprof conformance suite skipped: EMBER_CORPUS is not set");
+    let Some(corpus) = common::corpus("pprof conformance suite") else {
         return;
     };
-    let corpus = PathBuf::from(corpus);
-    assert!(
-        corpus.is_dir(),
-        "EMBER_CORPUS={} is not a folder",
-        corpus.display()
-    );
     let dir = corpus.join("pprof");
     assert!(dir.is_dir(), "{} is missing", dir.display());
     let files = inputs(&dir);
@@ -479,11 +471,10 @@ fn pprof_matches_go_tool_pprof() {
 
 #[test]
 fn legacy_pprof_text_is_refused_cleanly() {
-    let Some(corpus) = std::env::var_os("EMBER_CORPUS") else {
-        say("pprof-legacy conformance skipped: EMBER_CORPUS is not set");
+    let Some(corpus) = common::corpus("pprof-legacy conformance") else {
         return;
     };
-    let dir = PathBuf::from(corpus).join("pprof-legacy");
+    let dir = corpus.join("pprof-legacy");
     assert!(dir.is_dir(), "{} is missing", dir.display());
     let files = inputs(&dir);
     assert!(files.len() >= 10, "only {} legacy inputs", files.len());
@@ -522,16 +513,9 @@ fn legacy_pprof_text_is_refused_cleanly() {
 /// binaries, oracles): the pprof probe must not claim it.
 #[test]
 fn probe_claims_no_other_corpus_file() {
-    let Some(corpus) = std::env::var_os("EMBER_CORPUS") else {
-        say("pprof probe check skipped: EMBER_CORPUS is not set");
+    let Some(corpus) = common::corpus("pprof probe check") else {
         return;
     };
-    let corpus = PathBuf::from(corpus);
-    assert!(
-        corpus.is_dir(),
-        "EMBER_CORPUS={} is not a folder",
-        corpus.display()
-    );
     let mut files = Vec::new();
     let mut todo = vec![corpus.clone()];
     while let Some(d) = todo.pop() {

@@ -179,3 +179,25 @@ pub fn folded_files(dir: &Path) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// A line on stderr that the test harness does not capture, so it shows in CI logs.
+pub fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// The shared corpus named by `$EMBER_CORPUS`. Unset: says that `suite` was skipped
+/// and returns `None`. Set to something that is not a folder: fails the test.
+pub fn corpus(suite: &str) -> Option<PathBuf> {
+    let Some(dir) = std::env::var_os("EMBER_CORPUS") else {
+        say(&format!("{suite} skipped: EMBER_CORPUS is not set"));
+        return None;
+    };
+    let dir = PathBuf::from(dir);
+    assert!(
+        dir.is_dir(),
+        "EMBER_CORPUS={} is not a folder",
+        dir.display()
+    );
+    Some(dir)
+}
