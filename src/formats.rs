@@ -142,6 +142,47 @@ pub enum ParseError {
     Invalid { line: u64, message: String },
 }
 
+/// Streams a line-oriented input in large chunks: `f(lines, eof)` gets each run of
+/// whole lines (every line ends in `\n`, except that at the end of input the last
+/// one may lack it). A line longer than the buffer grows the buffer; cancellation
+/// is checked once per chunk. The text formats (folded, perf script) read this way.
+pub(crate) fn for_each_line_chunk(
+    mut reader: impl Read,
+    progress: &Progress,
+    mut f: impl FnMut(&[u8], bool),
+) -> Result<(), ParseError> {
+    const CHUNK: usize = 4 << 20;
+    let mut buf = vec![0u8; CHUNK];
+    let mut filled = 0;
+    loop {
+        if progress.is_cancelled() {
+            return Err(ParseError::Cancelled);
+        }
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match reader.read(&mut buf[filled..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ParseError::Io(e)),
+        };
+        let eof = n == 0;
+        let scan_from = filled;
+        filled += n;
+        if eof {
+            f(&buf[..filled], true);
+            return Ok(());
+        }
+        let Some(i) = memchr::memrchr(b'\n', &buf[scan_from..filled]) else {
+            continue;
+        };
+        let end = scan_from + i + 1;
+        f(&buf[..end], false);
+        buf.copy_within(end..filled, 0);
+        filled -= end;
+    }
+}
+
 /// The format whose probe is sure. Failing that, text that no probe could judge
 /// (one line longer than the head, say, or mostly bad lines) is read as folded
 /// stacks, the most forgiving format, whose warnings then say what was skipped.

@@ -5,7 +5,7 @@
 //! is first compared with the previous one and only the frames after the shared
 //! prefix are hashed and interned: the cost of a line is mostly one memcmp.
 
-use std::io::{ErrorKind, Read};
+use std::io::Read;
 
 use memchr::{memchr, memchr_iter, memrchr};
 
@@ -16,7 +16,6 @@ use crate::model::{Profile, StackId, ValueType};
 
 /// Most decimals kept for fractional counts; further digits are truncated.
 const MAX_DECIMALS: u8 = 6;
-const CHUNK: usize = 4 << 20;
 
 /// Whether `head` looks like folded stacks: `Some(true)` sure, `Some(false)` surely
 /// not, `None` unsure (no complete line to judge). `complete` says whether `head` is
@@ -283,54 +282,25 @@ impl Folder {
 }
 
 /// Parses folded stacks from `reader`.
-pub fn parse(mut reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
+pub fn parse(reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
     let mut folder = Folder::new();
-    let mut buf = vec![0u8; CHUNK];
-    let mut filled = 0;
-    loop {
-        if progress.is_cancelled() {
-            return Err(ParseError::Cancelled);
-        }
-        if filled == buf.len() {
-            // One line longer than the buffer: grow it.
-            buf.resize(buf.len() * 2, 0);
-        }
-        let n = match reader.read(&mut buf[filled..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(ParseError::Io(e)),
-        };
-        let eof = n == 0;
-        let scan_from = filled;
-        filled += n;
-        let end = if eof {
-            filled
-        } else {
-            match memrchr(b'\n', &buf[scan_from..filled]) {
-                Some(i) => scan_from + i + 1,
-                None => continue,
-            }
-        };
+    super::for_each_line_chunk(reader, progress, |lines, eof| {
         let mut start = 0;
-        // Where the previous sample line's stack lives while it is still in `buf`.
+        // Where the previous sample line's stack lives while it is still in `lines`.
         let mut prev: Option<(usize, usize)> = None;
-        for nl in memchr_iter(b'\n', &buf[..end]) {
-            process(&mut folder, &buf, start, nl, &mut prev);
+        for nl in memchr_iter(b'\n', lines) {
+            process(&mut folder, lines, start, nl, &mut prev);
             start = nl + 1;
         }
-        if eof {
-            if start < filled {
-                process(&mut folder, &buf, start, filled, &mut prev);
-            }
-            break;
+        if eof && start < lines.len() {
+            process(&mut folder, lines, start, lines.len(), &mut prev);
         }
+        // The chunk's memory is reused next: keep the previous stack's bytes.
         if let Some((a, b)) = prev {
             folder.prev_owned.clear();
-            folder.prev_owned.extend_from_slice(&buf[a..b]);
+            folder.prev_owned.extend_from_slice(&lines[a..b]);
         }
-        buf.copy_within(end..filled, 0);
-        filled -= end;
-    }
+    })?;
     Ok(folder.finish())
 }
 

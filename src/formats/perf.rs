@@ -30,7 +30,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::{ErrorKind, Read};
+use std::io::Read;
 
 use memchr::{memchr, memchr_iter, memchr2, memrchr};
 
@@ -39,7 +39,6 @@ use crate::input::Progress;
 use crate::model::stacks::StackBuilder;
 use crate::model::{FrameId, FrameKind, FrameMeta, Profile, StackId, ThreadInfo, Unit, ValueType};
 
-const CHUNK: usize = 4 << 20;
 /// At most this many `# key : value` header comments are kept, each cut to this length.
 const MAX_EXTRA: usize = 256;
 const MAX_EXTRA_LEN: usize = 4096;
@@ -1284,49 +1283,22 @@ fn truncate_string(s: &mut String, max: usize) {
 }
 
 /// Parses `perf script` output from `reader`.
-pub fn parse(mut reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
+pub fn parse(reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
     let mut parser = Parser::new();
-    let mut buf = vec![0u8; CHUNK];
-    let mut filled = 0;
-    loop {
-        if progress.is_cancelled() {
-            return Err(ParseError::Cancelled);
-        }
-        if filled == buf.len() {
-            // One line longer than the buffer: grow it.
-            buf.resize(buf.len() * 2, 0);
-        }
-        let n = match reader.read(&mut buf[filled..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(ParseError::Io(e)),
-        };
-        let eof = n == 0;
-        let scan_from = filled;
-        filled += n;
-        let end = if eof {
-            filled
-        } else {
-            match memrchr(b'\n', &buf[scan_from..filled]) {
-                Some(i) => scan_from + i + 1,
-                None => continue,
-            }
-        };
+    let mut cut = false;
+    super::for_each_line_chunk(reader, progress, |lines, eof| {
         let mut start = 0;
-        for nl in memchr_iter(b'\n', &buf[..end]) {
-            parser.line(&buf[start..nl]);
+        for nl in memchr_iter(b'\n', lines) {
+            parser.line(&lines[start..nl]);
             start = nl + 1;
         }
-        if eof {
-            let cut = start < filled;
-            if cut {
-                parser.line(&buf[start..filled]);
-            }
-            return parser.finish(cut);
+        if eof && start < lines.len() {
+            // The input ends in the middle of a line.
+            cut = true;
+            parser.line(&lines[start..]);
         }
-        buf.copy_within(end..filled, 0);
-        filled -= end;
-    }
+    })?;
+    parser.finish(cut)
 }
 
 #[cfg(test)]
