@@ -136,5 +136,18 @@ fn redraw(profile: ember::model::Profile, tree: CallTree) -> anyhow::Result<()> 
         }
         println!("  key {name:<12} median {}", ms(median(times)));
     }
+    // Callers / callees of the widest plateau (most self time): opened with `c`,
+    // closed with Esc, so each run builds both panes afresh.
+    app.update(Action::Reset);
+    app.update(Action::Widest);
+    let mut times = Vec::new();
+    for _ in 0..11 {
+        let t = Instant::now();
+        app.update(Action::Sandwich);
+        term.draw(|f| panels::draw(f, &mut app))?;
+        times.push(t.elapsed());
+        app.update(Action::Unzoom);
+    }
+    println!("  sandwich (c)     median {}", ms(median(times)));
     Ok(())
 }

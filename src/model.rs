@@ -5,6 +5,7 @@ pub mod frames;
 pub mod invert;
 pub mod profile;
 pub mod recipe;
+pub mod sandwich;
 pub mod search;
 pub mod stacks;
 pub mod top;

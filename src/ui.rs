@@ -8,6 +8,7 @@ pub mod flame;
 pub mod flame_state;
 pub mod keymap;
 pub mod panels;
+pub mod sandwich;
 pub mod table;
 pub mod terminal;
 pub mod text;

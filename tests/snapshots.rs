@@ -102,4 +102,6 @@ fn triage_views_80x24() {
     app.update(Action::ToggleDetail);
     app.update(Action::Widest);
     insta::assert_snapshot!("detail_80x24", screen(&mut app, 80, 24));
+    app.update(Action::Sandwich);
+    insta::assert_snapshot!("sandwich_80x24", screen(&mut app, 80, 24));
 }

@@ -266,3 +266,88 @@ fn tab_cycles_to_an_inverted_tree_and_back_keeping_the_place() {
     assert_eq!(l.tree.total(NodeId::ROOT), 14);
     assert_eq!(selected_name(&app), "render");
 }
+
+/// The name and total of the active sandwich pane's selection.
+fn pane_selection(app: &App) -> (String, i64) {
+    let sw = loaded(app).sandwich.as_deref().expect("sandwich open");
+    let p = sw.pane();
+    let name = p
+        .tree
+        .frame(&p.profile, p.flame.selected)
+        .map_or("all".into(), |f| p.profile.frames.name(f).into_owned());
+    (name, p.tree.total(p.flame.selected))
+}
+
+#[test]
+fn sandwich_shows_callers_above_and_callees_below_merged_across_sites() {
+    let mut app = app();
+    select_child_of_main(&mut app, "render");
+    app.update(Action::Sandwich);
+    assert_eq!(app.view, View::Sandwich);
+    let sw = loaded(&app).sandwich.as_deref().expect("open");
+    // render: 5 samples, called from main; calls alloc (3).
+    assert_eq!(sw.through, 5);
+    assert_eq!(sw.all, 14);
+    assert_eq!(pane_selection(&app), ("render".into(), 5));
+    // Down from the function goes into its callees...
+    app.update(Action::MoveDown);
+    assert_eq!(pane_selection(&app), ("alloc".into(), 3));
+    // ... and back up past the function crosses into the callers.
+    app.update(Action::MoveUp);
+    app.update(Action::MoveUp);
+    assert_eq!(pane_selection(&app), ("render".into(), 5));
+    app.update(Action::MoveUp);
+    assert_eq!(pane_selection(&app), ("main".into(), 5));
+    let screen = draw(&mut app);
+    assert!(screen.contains("▲ callers"), "{screen}");
+    assert!(screen.contains("render · 35.7% of all"), "{screen}");
+
+    // Re-centred on alloc (from its callees pane): two call sites merged.
+    app.update(Action::MoveDown); // back to render in the callers pane
+    app.update(Action::MoveDown); // render in the callees pane
+    app.update(Action::MoveDown); // alloc
+    app.update(Action::Sandwich);
+    let sw = loaded(&app).sandwich.as_deref().expect("open");
+    assert_eq!(sw.through, 8);
+    let callers: Vec<(String, i64)> = sw
+        .callers
+        .tree
+        .child_ids(sw.callers.home)
+        .map(|n| {
+            let f = sw.callers.tree.frame(&sw.callers.profile, n).unwrap();
+            let name = sw.callers.profile.frames.name(f).into_owned();
+            (name, sw.callers.tree.total(n))
+        })
+        .collect();
+    assert_eq!(
+        callers,
+        [("parse_json".into(), 5), ("render".into(), 3)],
+        "callers of alloc"
+    );
+    // Esc at the function's own zoom goes back where the sandwich was opened.
+    app.update(Action::Unzoom);
+    assert_eq!(app.view, View::Flame);
+    assert!(loaded(&app).sandwich.is_none());
+}
+
+#[test]
+fn sandwich_opens_from_the_table_and_refuses_transforms() {
+    let mut app = app();
+    app.update(Action::ToggleView);
+    draw(&mut app);
+    app.update(Action::Sandwich); // cursor on alloc
+    assert_eq!(app.view, View::Sandwich);
+    assert_eq!(pane_selection(&app), ("alloc".into(), 8));
+    app.update(Action::Focus);
+    assert!(loaded(&app).transforms.is_empty());
+    assert!(loaded(&app).transform_error.is_some());
+    // Zooming inside a pane and back out stays in the sandwich.
+    app.update(Action::MoveUp); // into the callers pane
+    app.update(Action::MoveUp); // parse_json (heaviest caller)
+    assert_eq!(pane_selection(&app), ("parse_json".into(), 5));
+    app.update(Action::Zoom);
+    app.update(Action::Unzoom);
+    assert_eq!(app.view, View::Sandwich);
+    app.update(Action::Unzoom);
+    assert_eq!(app.view, View::Table);
+}

@@ -6,7 +6,7 @@
 //! reuses the table and never re-parses.
 
 use super::frames::FrameId;
-use super::profile::Profile;
+use super::profile::{Profile, Unit};
 use super::stacks::{NO_PREFIX, StackId};
 
 /// Index of a node in a [`CallTree`]; `NodeId::ROOT` is the synthetic root.
@@ -50,6 +50,12 @@ pub struct CallTree {
     self_w: Vec<i64>,
     child_start: Vec<u32>,
     children: Vec<u32>,
+    /// Samples behind each node when the shown value is not a sample count (cpu
+    /// time next to samples/count), in whole samples; see [`CallTree::samples`].
+    counts: Option<Vec<i64>>,
+    /// Scale of a shown value that counts samples (folded fractional counts);
+    /// 0 when the shown value is no sample count.
+    sample_scale: f64,
     pub options: TreeOptions,
 }
 
@@ -101,11 +107,18 @@ impl CallTree {
             }
         }
         drop(live);
+        let shown = profile.value_types.get(value);
+        let (counts, sample_scale) = match shown {
+            Some(vt) if vt.unit == Unit::Samples => (None, vt.scale()),
+            _ => (sample_counts(profile, range), 0.0),
+        };
         let mut tree = CallTree {
             total,
             self_w,
             child_start,
             children,
+            counts,
+            sample_scale,
             options: TreeOptions { value, ..options },
         };
         tree.sort_children(profile);
@@ -168,6 +181,17 @@ impl CallTree {
     #[inline]
     pub fn total(&self, n: NodeId) -> i64 {
         self.total[n.0 as usize]
+    }
+
+    /// How many samples lie under `n`, when the profile says: the shown value
+    /// itself if it counts samples, else the profile's sample-count value type.
+    /// What "noise-level" is judged by.
+    pub fn samples(&self, n: NodeId) -> Option<f64> {
+        match &self.counts {
+            Some(c) => Some(c[n.0 as usize] as f64),
+            None if self.sample_scale > 0.0 => Some(self.total(n) as f64 / self.sample_scale),
+            None => None,
+        }
     }
 
     #[inline]
@@ -259,6 +283,35 @@ impl CallTree {
         }
         (cur, path.len())
     }
+}
+
+/// Per node totals of the profile's sample-count value type, if it has one.
+fn sample_counts(profile: &Profile, range: std::ops::Range<usize>) -> Option<Vec<i64>> {
+    let stride = profile.value_types.len().max(1);
+    let idx = profile
+        .value_types
+        .iter()
+        .position(|vt| vt.unit == Unit::Samples)?;
+    let scale = profile.value_types[idx].scale().max(1.0);
+    let mut total = vec![0i64; profile.stacks.len() + 1];
+    let stacks = &profile.samples.stack[range.clone()];
+    let values = profile.samples.values[range.start * stride..range.end * stride]
+        .iter()
+        .skip(idx)
+        .step_by(stride);
+    for (&s, &v) in stacks.iter().zip(values) {
+        total[if s == u32::MAX { 0 } else { s as usize + 1 }] += v;
+    }
+    let prefixes = profile.stacks.prefixes();
+    for s in (0..prefixes.len()).rev() {
+        total[parent_index(prefixes[s])] += total[s + 1];
+    }
+    if scale > 1.0 {
+        total
+            .iter_mut()
+            .for_each(|t| *t = (*t as f64 / scale) as i64);
+    }
+    Some(total)
 }
 
 #[inline]

@@ -9,6 +9,7 @@ use crossterm::event::{
 
 use super::flame_state::{FlameState, Orientation};
 use super::keymap::{Action, Keymap};
+use super::sandwich::Sandwich;
 use super::table::TableState;
 use super::theme::Theme;
 use crate::input::Progress;
@@ -58,6 +59,17 @@ pub struct Loaded {
     /// `alt` then holds the top-down ones, and the other way round.
     pub inverted: bool,
     alt: Option<Box<(Profile, CallTree, FlameState)>>,
+    /// The callers / callees of one function, while that view is showing.
+    pub sandwich: Option<Box<Sandwich>>,
+}
+
+/// The profile, tree and view state that keys and panels act on.
+pub struct Shown<'a> {
+    pub profile: &'a Profile,
+    pub tree: &'a CallTree,
+    pub flame: &'a FlameState,
+    /// What "% of all" divides by: the whole profile, also in a sandwich pane.
+    pub all: i64,
 }
 
 /// Which view has the screen.
@@ -68,6 +80,8 @@ pub enum View {
     Table,
     /// The flame widget over the inverted (bottom-up) tree.
     Inverted,
+    /// Callers above and callees below one function.
+    Sandwich,
 }
 
 impl Loaded {
@@ -88,6 +102,29 @@ impl Loaded {
             transform_error: None,
             inverted: false,
             alt: None,
+            sandwich: None,
+        }
+    }
+
+    /// What is on screen: the active sandwich pane while there is one, else the
+    /// flame or inverted view.
+    pub fn shown(&self) -> Shown<'_> {
+        match &self.sandwich {
+            Some(sw) => {
+                let p = sw.pane();
+                Shown {
+                    profile: &p.profile,
+                    tree: &p.tree,
+                    flame: &p.flame,
+                    all: sw.all,
+                }
+            }
+            None => Shown {
+                profile: &self.profile,
+                tree: &self.tree,
+                flame: &self.flame,
+                all: self.tree.total(NodeId::ROOT),
+            },
         }
     }
 
@@ -139,6 +176,7 @@ impl Loaded {
         self.tree = CallTree::build(&self.profile, options);
         self.table = TableState::new();
         self.alt = None;
+        self.sandwich = None;
         match place {
             Some(p) => self.flame.restore(&self.tree, &self.profile, &p),
             None => self.flame.after_rebuild(&self.tree, &self.profile),
@@ -222,6 +260,8 @@ pub struct App {
     pub help_scroll: usize,
     pub show_detail: bool,
     pub view: View,
+    /// Where Esc goes back to from the callers / callees view.
+    pub return_view: View,
     pub search: SearchState,
     /// A search to run once the profile is loaded (from a recipe).
     pub initial_search: Option<String>,
@@ -250,6 +290,7 @@ impl App {
             help_scroll: 0,
             show_detail: false,
             view: View::Flame,
+            return_view: View::Flame,
             search: SearchState::default(),
             initial_search: None,
             dirty: true,
@@ -311,11 +352,21 @@ impl App {
             self.view = match self.view {
                 View::Flame => View::Table,
                 View::Table => View::Inverted,
-                View::Inverted => View::Flame,
+                View::Inverted | View::Sandwich => View::Flame,
             };
             if let Phase::Ready(l) = &mut self.phase {
+                l.sandwich = None;
                 l.set_inverted(self.view == View::Inverted);
             }
+            self.search.coverage_zoom = None;
+            return Effect::None;
+        }
+        if action == Action::Sandwich {
+            self.open_sandwich();
+            self.search.coverage_zoom = None;
+            return Effect::None;
+        }
+        if self.view == View::Sandwich && self.sandwich_action(action) {
             self.search.coverage_zoom = None;
             return Effect::None;
         }
@@ -423,6 +474,7 @@ impl App {
             | Action::MinWidth
             | Action::Undo
             | Action::ToggleView
+            | Action::Sandwich
             | Action::ToggleDetail
             | Action::SortSelf
             | Action::SortTotal
@@ -440,7 +492,9 @@ impl App {
         };
         let frame = match view {
             View::Table => l.table.selected(),
-            View::Flame | View::Inverted => l.tree.frame(&l.profile, l.flame.selected),
+            View::Flame | View::Inverted | View::Sandwich => {
+                l.tree.frame(&l.profile, l.flame.selected)
+            }
         };
         let exact = |f| format!("^{}$", regex::escape(&l.profile.frames.name(f)));
         let t = match (action, frame) {
@@ -533,6 +587,7 @@ impl App {
         let Phase::Ready(l) = &mut self.phase else {
             return;
         };
+        l.sandwich = None;
         l.set_inverted(false);
         let Loaded {
             profile,
@@ -581,11 +636,12 @@ impl App {
             return;
         };
         let s = &mut self.search;
+        let v = l.shown();
         if let Some(m) = &s.matches
-            && s.coverage_zoom != Some(l.flame.zoom)
+            && s.coverage_zoom != Some(v.flame.zoom)
         {
-            s.coverage = search::coverage(&l.profile, &l.tree, m, l.flame.zoom);
-            s.coverage_zoom = Some(l.flame.zoom);
+            s.coverage = search::coverage(v.profile, v.tree, m, v.flame.zoom);
+            s.coverage_zoom = Some(v.flame.zoom);
         }
     }
 
@@ -650,12 +706,22 @@ impl App {
         let Phase::Ready(l) = &mut self.phase else {
             return;
         };
-        let Loaded {
-            profile,
-            tree,
-            flame,
-            ..
-        } = &mut **l;
+        if let Some(sw) = l.sandwich.as_deref_mut() {
+            // A click picks the pane as well as the frame.
+            if let MouseEventKind::Down(MouseButton::Left) = kind
+                && let Some((side, _)) = sw.hit(col, row)
+            {
+                sw.active = side;
+                self.search.coverage_zoom = None;
+            }
+        }
+        let (profile, tree, flame) = match l.sandwich.as_deref_mut() {
+            Some(sw) => {
+                let p = sw.pane_mut();
+                (&p.profile, &mut p.tree, &mut p.flame)
+            }
+            None => (&l.profile, &mut l.tree, &mut l.flame),
+        };
         match kind {
             MouseEventKind::Down(MouseButton::Left) => {
                 let Some(node) = flame.hit(col, row) else {

@@ -123,9 +123,10 @@ impl FlameView<'_> {
             }
         }
         // A frame resting on fewer samples than chance can explain is drawn dim.
-        let vt = &self.profile.value_types[self.tree.options.value];
-        if vt.unit == crate::model::Unit::Samples
-            && self.tree.total(node) < super::table::NOISE_SAMPLES * vt.scale() as i64
+        if self
+            .tree
+            .samples(node)
+            .is_some_and(|n| n < super::table::NOISE_SAMPLES as f64)
         {
             base = base.add_modifier(ratatui::style::Modifier::DIM);
         }

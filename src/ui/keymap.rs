@@ -33,6 +33,7 @@ pub enum Action {
     MinWidth,
     Undo,
     ToggleView,
+    Sandwich,
     ToggleDetail,
     SortSelf,
     SortTotal,

@@ -91,7 +91,7 @@ fn draw_loaded(
     show_detail: bool,
 ) {
     let name = match view {
-        View::Flame | View::Inverted => selected_name(l),
+        View::Flame | View::Inverted | View::Sandwich => selected_name(l),
         View::Table => {
             l.table.ensure(&l.profile, &l.tree);
             l.table.selected().map_or_else(String::new, |f| {
@@ -153,6 +153,10 @@ fn draw_loaded(
             };
             frame.render_stateful_widget(widget, graph, &mut l.flame);
         }
+        View::Sandwich => match l.sandwich.as_deref_mut() {
+            Some(sw) => sw.draw(frame, graph, theme, search.matches.as_ref()),
+            None => frame.render_widget(Paragraph::new("no function chosen"), graph),
+        },
         View::Table => {
             let widget = TableView {
                 profile: &l.profile,
@@ -168,7 +172,9 @@ fn draw_loaded(
     if status.height > 0 {
         let rows = name_rows.min(status.height.saturating_sub(1)).max(1);
         match view {
-            View::Flame | View::Inverted => draw_status(frame, status, l, theme, &name, rows),
+            View::Flame | View::Inverted | View::Sandwich => {
+                draw_status(frame, status, l, theme, &name, rows)
+            }
             View::Table => draw_table_status(frame, status, l, theme, &name, rows),
         }
     }
@@ -176,11 +182,12 @@ fn draw_loaded(
 
 /// The detail panel: where the selected frame comes from and what its numbers mean.
 fn draw_detail(frame: &mut Frame, area: Rect, l: &Loaded, theme: &super::theme::Theme) {
-    let (p, tree, st) = (&l.profile, &l.tree, &l.flame);
+    let v = l.shown();
+    let (p, tree, st) = (v.profile, v.tree, v.flame);
     let inner_w = usize::from(area.width.saturating_sub(2)).max(1);
     let vt = &p.value_types[tree.options.value];
     let n = st.selected;
-    let all = tree.total(NodeId::ROOT);
+    let all = v.all;
     let zoom = tree.total(st.zoom);
     let mut lines: Vec<Line> = wrap(&selected_name(l), inner_w, 3)
         .into_iter()
@@ -218,9 +225,8 @@ fn draw_detail(frame: &mut Frame, area: Rect, l: &Loaded, theme: &super::theme::
         fit(&row("self ", tree.self_weight(n)), inner_w).into_owned(),
     ));
     let share = percent(tree.total(n), all);
-    if vt.unit == Unit::Samples {
-        let samples = tree.total(n);
-        if samples < super::table::NOISE_SAMPLES {
+    if let Some(samples) = tree.samples(n) {
+        if samples < super::table::NOISE_SAMPLES as f64 {
             lines.push(Line::styled(
                 fit(
                     &format!("noise: {samples} samples cannot be told apart from chance"),
@@ -303,14 +309,15 @@ fn draw_search(
         text.push_str(&format!("  {}", sanitize(e.lines().last().unwrap_or(e))));
         theme.warning
     } else if let Some(m) = &s.matches {
-        let all = l.tree.total(NodeId::ROOT);
-        let zoom = l.tree.total(l.flame.zoom);
+        let v = l.shown();
+        let all = v.tree.total(NodeId::ROOT);
+        let zoom = v.tree.total(v.flame.zoom);
         text.push_str(&format!(
             "  {} frames · {:.2}% of samples",
             m.count,
             percent(s.coverage.0, all)
         ));
-        if l.flame.zoom != NodeId::ROOT {
+        if v.flame.zoom != NodeId::ROOT {
             text.push_str(&format!(" · {:.2}% of zoom", percent(s.coverage.1, zoom)));
         }
         theme.search
@@ -324,8 +331,9 @@ fn draw_search(
 }
 
 fn selected_name(l: &Loaded) -> String {
-    match l.tree.frame(&l.profile, l.flame.selected) {
-        Some(f) => sanitize(&l.profile.frames.name(f)).into_owned(),
+    let v = l.shown();
+    match v.tree.frame(v.profile, v.flame.selected) {
+        Some(f) => sanitize(&v.profile.frames.name(f)).into_owned(),
         None => ROOT_LABEL.to_string(),
     }
 }
@@ -356,13 +364,14 @@ fn draw_header(
             theme.header,
         ),
         Span::styled(
-            match (l.inverted, l.flame.orientation) {
-                (false, Orientation::Icicle) => "· icicle ",
-                (false, Orientation::Flame) => "· flame ",
-                (true, Orientation::Icicle) => "· inverted (callers below) ",
-                (true, Orientation::Flame) => "· inverted (callers above) ",
+            match (l.sandwich.is_some(), l.inverted, l.flame.orientation) {
+                (true, ..) => "· callers / callees ",
+                (false, false, Orientation::Icicle) => "· icicle ",
+                (false, false, Orientation::Flame) => "· flame ",
+                (false, true, Orientation::Icicle) => "· inverted (callers below) ",
+                (false, true, Orientation::Flame) => "· inverted (callers above) ",
             },
-            if l.inverted {
+            if l.inverted || l.sandwich.is_some() {
                 theme.header_accent
             } else {
                 theme.header
@@ -425,10 +434,11 @@ fn draw_status(
     name: &str,
     name_rows: u16,
 ) {
-    let (p, tree, st) = (&l.profile, &l.tree, &l.flame);
+    let v = l.shown();
+    let (p, tree, st) = (v.profile, v.tree, v.flame);
     let vt = &p.value_types[tree.options.value];
     let w = usize::from(area.width);
-    let all = tree.total(NodeId::ROOT);
+    let all = v.all;
     let zoom_total = tree.total(st.zoom);
     let n = st.selected;
     let stat = |label: &str, v: i64| {
@@ -487,12 +497,13 @@ fn wrap(s: &str, width: usize, rows: usize) -> Vec<String> {
 
 /// "all › main › run › leaf", the path from the root to the selection.
 pub fn breadcrumb(l: &Loaded) -> String {
-    let names: Vec<String> = l
+    let v = l.shown();
+    let names: Vec<String> = v
         .tree
-        .ancestry(&l.profile, l.flame.selected)
+        .ancestry(v.profile, v.flame.selected)
         .iter()
-        .map(|&n| match l.tree.frame(&l.profile, n) {
-            Some(f) => sanitize(&l.profile.frames.name(f)).into_owned(),
+        .map(|&n| match v.tree.frame(v.profile, n) {
+            Some(f) => sanitize(&v.profile.frames.name(f)).into_owned(),
             None => ROOT_LABEL.to_string(),
         })
         .collect();

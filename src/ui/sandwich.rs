@@ -1,0 +1,357 @@
+//! The callers / callees ("sandwich") view of one function: its callers as a
+//! flame growing upward above it, its callees as an icicle hanging below it, both
+//! merged across every place the function occurs. Each pane is an ordinary
+//! profile, tree and flame state, so the flame widget and its navigation serve
+//! both; this module only adds the seam between them.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::app::{App, Phase, View};
+use super::flame::FlameView;
+use super::flame_state::{FlameState, Orientation};
+use super::keymap::Action;
+use super::text::fit;
+use super::theme::Theme;
+use crate::model::search::{self, Matches};
+use crate::model::{CallTree, ChildOrder, FrameId, NodeId, Profile, TreeOptions, sandwich};
+use crate::sanitize::sanitize;
+
+/// One half of the sandwich.
+pub struct Pane {
+    pub profile: Profile,
+    pub tree: CallTree,
+    pub flame: FlameState,
+    /// The function's own node: the pane's home zoom.
+    pub home: NodeId,
+}
+
+impl Pane {
+    fn new(profile: Profile, options: &TreeOptions, orientation: Orientation) -> Pane {
+        let tree = CallTree::build(
+            &profile,
+            TreeOptions {
+                samples: None,
+                ..options.clone()
+            },
+        );
+        let home = tree.child_ids(NodeId::ROOT).next().unwrap_or(NodeId::ROOT);
+        let mut flame = FlameState::new(orientation);
+        flame.zoom = home;
+        flame.select(&tree, &profile, home);
+        Pane {
+            profile,
+            tree,
+            flame,
+            home,
+        }
+    }
+
+    /// Back to the function itself, zoom history cleared.
+    pub fn reset(&mut self) {
+        self.flame.history.clear();
+        self.flame.zoom = self.home;
+        self.flame.scroll = 0;
+        self.flame.select(&self.tree, &self.profile, self.home);
+    }
+
+    /// One zoom step out, never above the function; false when already home.
+    pub fn zoom_out(&mut self) -> bool {
+        if self.flame.zoom == self.home {
+            return false;
+        }
+        let prev = self.flame.history.pop().unwrap_or(self.home);
+        self.flame.zoom = if self
+            .tree
+            .is_ancestor_or_self(&self.profile, self.home, prev)
+        {
+            prev
+        } else {
+            self.home
+        };
+        self.flame.scroll = 0;
+        self.flame.ensure_visible(&self.tree, &self.profile);
+        true
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Callers,
+    Callees,
+}
+
+pub struct Sandwich {
+    /// The function, as a frame of the top-down profile (frames are shared).
+    pub function: FrameId,
+    pub callers: Pane,
+    pub callees: Pane,
+    pub active: Side,
+    /// Weight through the function, and of the whole profile.
+    pub through: i64,
+    pub all: i64,
+}
+
+impl Sandwich {
+    /// Callers and callees of `f` in `profile`, weighted as `options` say.
+    pub fn build(profile: &Profile, options: &TreeOptions, f: FrameId, all: i64) -> Sandwich {
+        let callers = Pane::new(sandwich::callers(profile, f), options, Orientation::Flame);
+        let callees = Pane::new(sandwich::callees(profile, f), options, Orientation::Icicle);
+        let through = callees.tree.total(NodeId::ROOT);
+        Sandwich {
+            function: f,
+            callers,
+            callees,
+            active: Side::Callees,
+            through,
+            all,
+        }
+    }
+
+    pub fn pane(&self) -> &Pane {
+        match self.active {
+            Side::Callers => &self.callers,
+            Side::Callees => &self.callees,
+        }
+    }
+
+    pub fn pane_mut(&mut self) -> &mut Pane {
+        match self.active {
+            Side::Callers => &mut self.callers,
+            Side::Callees => &mut self.callees,
+        }
+    }
+
+    /// Up and down; from the function's own row, moving toward the other pane
+    /// crosses over to it (down from the callers, up from the callees).
+    pub fn move_vertical(&mut self, up: bool) {
+        let toward_other = match self.active {
+            Side::Callers => !up,
+            Side::Callees => up,
+        };
+        let pane = self.pane_mut();
+        if toward_other && pane.flame.selected == pane.flame.zoom {
+            self.switch();
+            return;
+        }
+        pane.flame.move_vertical(&pane.tree, &pane.profile, up);
+    }
+
+    /// The other pane takes the keys, at its function's row if it is in view.
+    pub fn switch(&mut self) {
+        self.active = match self.active {
+            Side::Callers => Side::Callees,
+            Side::Callees => Side::Callers,
+        };
+        let pane = self.pane_mut();
+        let z = pane.flame.zoom;
+        pane.flame.select(&pane.tree, &pane.profile, z);
+    }
+
+    /// The pane and node under a screen cell, from the last draw.
+    pub fn hit(&self, col: u16, row: u16) -> Option<(Side, NodeId)> {
+        let callers = self.callers.flame.hit(col, row).map(|n| (Side::Callers, n));
+        callers.or_else(|| self.callees.flame.hit(col, row).map(|n| (Side::Callees, n)))
+    }
+
+    /// Draws both panes and the seam between them.
+    pub fn draw(
+        &mut self,
+        frame: &mut Frame,
+        area: Rect,
+        theme: &Theme,
+        matches: Option<&Matches>,
+    ) {
+        let name = sanitize(&self.callees.profile.frames.name(self.function)).into_owned();
+        if area.height < 3 {
+            let pane = self.pane_mut();
+            let widget = FlameView {
+                profile: &pane.profile,
+                tree: &pane.tree,
+                theme,
+                matches,
+            };
+            frame.render_stateful_widget(widget, area, &mut pane.flame);
+            return;
+        }
+        let [top, seam, bottom] = Layout::vertical([
+            Constraint::Fill(1),
+            Constraint::Length(1),
+            Constraint::Fill(1),
+        ])
+        .areas(area);
+        for (pane, rect) in [(&mut self.callers, top), (&mut self.callees, bottom)] {
+            let widget = FlameView {
+                profile: &pane.profile,
+                tree: &pane.tree,
+                theme,
+                matches,
+            };
+            frame.render_stateful_widget(widget, rect, &mut pane.flame);
+        }
+        let share = if self.all > 0 {
+            100.0 * self.through as f64 / self.all as f64
+        } else {
+            0.0
+        };
+        let mark = |side: Side, text: &'static str| {
+            let style = if self.active == side {
+                theme.header_accent
+            } else {
+                theme.header
+            };
+            Span::styled(text, style)
+        };
+        let line = Line::from(vec![
+            mark(Side::Callers, " ▲ callers "),
+            Span::styled(format!(" {name} · {share:.1}% of all "), theme.header),
+            mark(Side::Callees, " ▼ callees "),
+        ]);
+        let w = usize::from(seam.width);
+        let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+        if unicode_width::UnicodeWidthStr::width(text.as_str()) > w {
+            // Too narrow for the spans: one fitted line, the active side first.
+            let side = match self.active {
+                Side::Callers => "▲ callers",
+                Side::Callees => "▼ callees",
+            };
+            let short = format!("{side} · {name}");
+            frame.render_widget(
+                Paragraph::new(Line::styled(fit(&short, w).into_owned(), theme.header)),
+                seam,
+            );
+        } else {
+            frame.render_widget(Paragraph::new(line).style(theme.header), seam);
+        }
+    }
+}
+
+impl App {
+    /// Opens the callers / callees of the selected function (the table's row, the
+    /// flame's frame, or a frame in one of the panes, which re-centres).
+    pub(super) fn open_sandwich(&mut self) {
+        let view = self.view;
+        let Phase::Ready(l) = &mut self.phase else {
+            return;
+        };
+        let frame = match view {
+            View::Table => {
+                l.table.ensure(&l.profile, &l.tree);
+                l.table.selected()
+            }
+            View::Flame | View::Inverted | View::Sandwich => {
+                let v = l.shown();
+                v.tree.frame(v.profile, v.flame.selected)
+            }
+        };
+        let Some(f) = frame else {
+            l.transform_error = Some("select a function to see its callers and callees".into());
+            return;
+        };
+        if view != View::Sandwich {
+            self.return_view = view;
+        }
+        l.sandwich = None;
+        // Both panes come from the top-down profile; frames are shared with the
+        // inverted one, so the id holds.
+        l.set_inverted(false);
+        let all = l.tree.total(NodeId::ROOT);
+        let sw = Sandwich::build(&l.profile, &l.tree.options, f, all);
+        l.sandwich = Some(Box::new(sw));
+        l.transform_error = None;
+        self.view = View::Sandwich;
+    }
+
+    /// Leaves the callers / callees view for the view it was opened from.
+    fn close_sandwich(&mut self) {
+        self.view = self.return_view;
+        if let Phase::Ready(l) = &mut self.phase {
+            l.sandwich = None;
+            l.set_inverted(self.view == View::Inverted);
+        }
+    }
+
+    /// Keys in the callers / callees view; false for those handled elsewhere
+    /// (search, help, detail, view switching, quit).
+    pub(super) fn sandwich_action(&mut self, action: Action) -> bool {
+        let searching = self.search.active();
+        let Phase::Ready(l) = &mut self.phase else {
+            return false;
+        };
+        let Some(sw) = l.sandwich.as_deref_mut() else {
+            self.view = View::Flame;
+            return false;
+        };
+        match action {
+            Action::MoveUp => sw.move_vertical(true),
+            Action::MoveDown => sw.move_vertical(false),
+            Action::Unzoom if searching => return false,
+            Action::Unzoom => {
+                if !sw.pane_mut().zoom_out() {
+                    self.close_sandwich();
+                }
+            }
+            Action::Reset => sw.pane_mut().reset(),
+            Action::ToggleOrder => {
+                let order = match sw.callees.tree.options.order {
+                    ChildOrder::Name => ChildOrder::Weight,
+                    ChildOrder::Weight => ChildOrder::Name,
+                };
+                for p in [&mut sw.callers, &mut sw.callees] {
+                    p.tree.set_order(&p.profile, order);
+                }
+            }
+            Action::NextMatch | Action::PrevMatch => {
+                let p = sw.pane_mut();
+                if let Some(m) = &self.search.matches {
+                    let forward = action == Action::NextMatch;
+                    let (z, s) = (p.flame.zoom, p.flame.selected);
+                    if let Some(n) = search::step_match(&p.profile, &p.tree, m, z, s, forward) {
+                        p.flame.select(&p.tree, &p.profile, n);
+                    }
+                }
+            }
+            Action::MoveLeft
+            | Action::MoveRight
+            | Action::Zoom
+            | Action::Widest
+            | Action::WidestPrev
+            | Action::PageUp
+            | Action::PageDown => {
+                let p = sw.pane_mut();
+                let (tree, profile, flame) = (&p.tree, &p.profile, &mut p.flame);
+                match action {
+                    Action::MoveLeft => flame.move_horizontal(tree, profile, false),
+                    Action::MoveRight => flame.move_horizontal(tree, profile, true),
+                    Action::Zoom => flame.zoom_in(tree, profile),
+                    Action::Widest => flame.widest(tree, profile, true),
+                    Action::WidestPrev => flame.widest(tree, profile, false),
+                    Action::PageUp => flame.page(tree, profile, false),
+                    _ => flame.page(tree, profile, true),
+                }
+            }
+            Action::Focus
+            | Action::DropFunction
+            | Action::MergeFunction
+            | Action::HideFrame
+            | Action::CollapseRecursion
+            | Action::MinWidth
+            | Action::Undo
+            | Action::NextValue
+            | Action::ToggleOrientation => {
+                l.transform_error =
+                    Some("not in the callers/callees view: Esc goes back, c re-centres".into());
+            }
+            Action::SortSelf | Action::SortTotal | Action::SortName => {}
+            Action::Search
+            | Action::Help
+            | Action::Quit
+            | Action::ToggleView
+            | Action::ToggleDetail
+            | Action::Sandwich => return false,
+        }
+        true
+    }
+}
