@@ -338,3 +338,39 @@ fn every_reader_interns_each_stack_once() {
     }
     assert!(checked >= 7, "only {checked} samples found");
 }
+
+#[test]
+fn noise_is_judged_by_sample_counts_even_when_time_is_shown() {
+    use ember::model::{Unit, ValueType};
+    // pprof's CPU shape: samples/count next to cpu/nanoseconds.
+    let mut p = Profile::new(
+        "test",
+        vec![
+            ValueType::samples(),
+            ValueType::new("cpu", Unit::Nanoseconds),
+        ],
+    );
+    let hot = p.intern_path([&b"main"[..], b"hot"]);
+    let cold = p.intern_path([&b"main"[..], b"cold"]);
+    p.push_sample(hot, &[120, 1_200_000_000]);
+    p.push_sample(cold, &[3, 30_000_000]);
+    let time = CallTree::build(
+        &p,
+        TreeOptions {
+            value: 1,
+            ..TreeOptions::default()
+        },
+    );
+    assert_eq!(time.samples(node(&p, &time, &["main", "hot"])), Some(120.0));
+    assert_eq!(time.samples(node(&p, &time, &["main", "cold"])), Some(3.0));
+    assert_eq!(time.samples(NodeId::ROOT), Some(123.0));
+    // Shown as samples, the counts are the values themselves.
+    let count = CallTree::build(&p, TreeOptions::default());
+    assert_eq!(count.samples(node(&p, &count, &["main"])), Some(123.0));
+    // Time alone says nothing about how many samples there were.
+    let mut bare = Profile::new("test", vec![ValueType::new("cpu", Unit::Nanoseconds)]);
+    let s = bare.intern_path([&b"main"[..]]);
+    bare.push_sample(s, &[5]);
+    let tree = CallTree::build(&bare, TreeOptions::default());
+    assert_eq!(tree.samples(NodeId::ROOT), None);
+}
