@@ -319,6 +319,13 @@ fn a_first_read_of_a_half_written_file_has_no_profile() {
 }
 
 #[test]
+fn a_follower_can_move_to_a_loader_thread() {
+    fn send<T: Send>() {}
+    send::<Follower>();
+    send::<Update>();
+}
+
+#[test]
 fn a_cancelled_reload_is_tried_again() {
     let (_dir, path, mut follower) = setup("cancel.folded");
     fs::write(&path, folded_sample()).unwrap();
