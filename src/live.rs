@@ -26,9 +26,9 @@ use crate::formats::{self, Format, LoadOptions};
 use crate::input::{self, Progress, Source};
 use crate::model::Profile;
 
-/// How many bytes before the read offset are kept to notice a rewrite that is longer
-/// than what was read.
-const TAIL: usize = 4096;
+/// How many bytes at the start of a file and just before the read offset are kept
+/// to notice a rewrite that is as long as what was read, or longer.
+const ENDS: usize = 4096;
 /// Read size for the line formats.
 const CHUNK: usize = 4 << 20;
 
@@ -95,8 +95,7 @@ enum State {
         stamp: Stamp,
         /// Raw bytes of the file read (and fed) so far.
         offset: u64,
-        /// Up to [`TAIL`] bytes just before `offset`.
-        tail: Vec<u8>,
+        ends: Ends,
     },
     /// Read as a whole; the profile is in `Follower::profile`.
     Whole { stamp: Stamp, format: Format },
@@ -164,18 +163,26 @@ impl Follower {
             return Update::Unchanged;
         }
         let grown = match &self.state {
-            _ if self.stale => false,
+            _ if self.stale => None,
             Some(State::Whole { stamp, .. }) if *stamp == now => return Update::Unchanged,
             Some(State::Stream { stamp, offset, .. }) if stamp.id == now.id => {
                 if now.len == *offset && now.mtime.is_some() && now.mtime == stamp.mtime {
                     return Update::Unchanged;
                 }
-                now.len > *offset
+                (now.len >= *offset).then_some(now.len > *offset)
             }
-            _ => false,
+            _ => None,
         };
-        if grown && let Some(update) = self.append(now) {
+        if grown == Some(true)
+            && let Some(update) = self.append(now)
+        {
             return update;
+        }
+        // Same size, another mtime: a rewrite, unless the bytes read are all still
+        // there. A write in progress looks like that for a moment: Linux sets the
+        // new mtime before it grows the file.
+        if grown == Some(false) && self.still_there(now) {
+            return Update::Unchanged;
         }
         self.reload(progress, now)
     }
@@ -220,16 +227,11 @@ impl Follower {
         formats::finish_profile(p, &self.options, &self.name, format, false)
     }
 
-    /// Reads what was appended after the stream's offset; `None` when the file is
-    /// not the one read before (identity or tail bytes differ): then reload.
-    fn append(&mut self, now: Stamp) -> Option<Update> {
-        let Some(State::Stream {
-            stream,
-            stamp,
-            offset,
-            tail,
-        }) = &mut self.state
-        else {
+    /// The file as read before, positioned at the stream's offset: `None` when it
+    /// is another file now (identity, or the bytes kept from its start and from just
+    /// before the offset differ).
+    fn reopen(&self, now: Stamp) -> Option<File> {
+        let Some(State::Stream { offset, ends, .. }) = &self.state else {
             return None;
         };
         let mut file = File::open(&self.path).ok()?;
@@ -237,16 +239,35 @@ impl Follower {
         if FileId::of(&meta) != now.id || meta.len() < *offset {
             return None;
         }
-        let start = *offset - tail.len() as u64;
-        file.seek(SeekFrom::Start(start)).ok()?;
-        let mut seen = vec![0u8; tail.len()];
-        file.read_exact(&mut seen).ok()?;
-        if seen != *tail {
-            return None;
+        ends.still_in(&mut file, *offset).then_some(file)
+    }
+
+    /// Whether the file of the same size still holds the bytes read; if so, its
+    /// new mtime is taken as the one read.
+    fn still_there(&mut self, now: Stamp) -> bool {
+        let same = self.reopen(now).is_some();
+        if same && let Some(State::Stream { stamp, .. }) = &mut self.state {
+            stamp.mtime = now.mtime;
         }
+        same
+    }
+
+    /// Reads what was appended after the stream's offset; `None` when the file is
+    /// not the one read before: then reload.
+    fn append(&mut self, now: Stamp) -> Option<Update> {
+        let mut file = self.reopen(now)?;
+        let Some(State::Stream {
+            stream,
+            stamp,
+            offset,
+            ends,
+        }) = &mut self.state
+        else {
+            return None;
+        };
         self.profile = None;
         let before = (stream.samples(), *offset);
-        let result = read_into(&mut file, stream, offset, tail, None);
+        let result = read_into(&mut file, stream, offset, ends, None);
         let after = file.metadata().ok();
         *stamp = stamp_after(now.id, *offset, after.as_ref());
         let update = Update::Appended {
@@ -319,13 +340,13 @@ impl Follower {
             return Ok((state, p));
         };
         let bom = opened.head.len() - formats::strip_bom(&opened.head).len();
-        let (mut offset, mut tail) = (0, Vec::with_capacity(TAIL));
+        let (mut offset, mut ends) = (0, Ends::default());
         let mut reader = opened.reader;
         read_into(
             &mut reader,
             &mut stream,
             &mut offset,
-            &mut tail,
+            &mut ends,
             Some((progress, bom)),
         )
         .map_err(|e| match e.kind() {
@@ -344,7 +365,7 @@ impl Follower {
             stream,
             stamp,
             offset,
-            tail,
+            ends,
         };
         Ok((state, profile))
     }
@@ -382,14 +403,14 @@ fn stamp_after(id: FileId, offset: u64, after: Option<&Metadata>) -> Stamp {
     }
 }
 
-/// Reads `reader` to its end into `stream`, advancing `offset` and `tail` by what was
+/// Reads `reader` to its end into `stream`, advancing `offset` and `ends` by what was
 /// fed, so they stay true if reading fails half-way. With `whole = (progress, bom)`:
 /// checks for cancellation (an `Interrupted` error) and skips `bom` leading bytes.
 fn read_into(
     reader: &mut dyn Read,
     stream: &mut LineStream,
     offset: &mut u64,
-    tail: &mut Vec<u8>,
+    ends: &mut Ends,
     whole: Option<(&Arc<Progress>, usize)>,
 ) -> io::Result<()> {
     let mut buf = vec![0u8; CHUNK];
@@ -409,18 +430,43 @@ fn read_into(
         skip -= s;
         stream.feed(&bytes[s..]);
         *offset += n as u64;
-        keep_tail(tail, bytes);
+        ends.keep(bytes);
     }
 }
 
-/// Keeps the last [`TAIL`] bytes of everything passed to it.
-fn keep_tail(tail: &mut Vec<u8>, bytes: &[u8]) {
-    if bytes.len() >= TAIL {
-        tail.clear();
-        tail.extend_from_slice(&bytes[bytes.len() - TAIL..]);
-    } else {
-        tail.extend_from_slice(bytes);
-        let extra = tail.len().saturating_sub(TAIL);
-        tail.drain(..extra);
+/// The first and the last [`ENDS`] bytes of what was read.
+#[derive(Default)]
+struct Ends {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+impl Ends {
+    /// Takes the next bytes read.
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = ENDS - self.head.len();
+        self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        let tail = &mut self.tail;
+        if bytes.len() >= ENDS {
+            tail.clear();
+            tail.extend_from_slice(&bytes[bytes.len() - ENDS..]);
+        } else {
+            tail.extend_from_slice(bytes);
+            let extra = tail.len().saturating_sub(ENDS);
+            tail.drain(..extra);
+        }
+    }
+
+    /// Whether `file` still starts with the head and has the tail just before
+    /// `offset`; leaves it positioned at `offset`.
+    fn still_in(&self, file: &mut File, offset: u64) -> bool {
+        let mut seen = vec![0u8; ENDS];
+        let mut same = |at: u64, kept: &[u8]| {
+            let seen = &mut seen[..kept.len()];
+            file.seek(SeekFrom::Start(at)).is_ok() && file.read_exact(seen).is_ok() && seen == kept
+        };
+        same(0, &self.head)
+            && same(offset - self.tail.len() as u64, &self.tail)
+            && file.stream_position().is_ok_and(|p| p == offset)
     }
 }

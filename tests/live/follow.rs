@@ -221,9 +221,25 @@ fn each_change_is_read_the_cheapest_way_that_is_right() {
         poll(&mut follower),
         Update::Reloaded { samples: 1 }
     ));
+    // Same size, other bytes, another mtime: a rewrite. The same bytes with another
+    // mtime (a touch, or a write that has not grown the file yet): nothing new.
+    let touch = |secs: u64| {
+        let when = std::time::SystemTime::now() + Duration::from_secs(secs);
+        let f = File::options().write(true).open(&path).unwrap();
+        f.set_modified(when).unwrap();
+    };
+    fs::write(&path, b"q 2\n").unwrap();
+    touch(10);
+    assert!(matches!(
+        poll(&mut follower),
+        Update::Reloaded { samples: 1 }
+    ));
+    assert_eq!(follower.profile().map(|p| p.total(0)), Some(2));
+    touch(20);
+    assert!(matches!(poll(&mut follower), Update::Unchanged));
     // Renamed over with the same size and content: still another file.
     let tmp = dir.path().join("next");
-    fs::write(&tmp, b"q 1\n").unwrap();
+    fs::write(&tmp, b"q 2\n").unwrap();
     fs::rename(&tmp, &path).unwrap();
     assert!(matches!(
         poll(&mut follower),
@@ -316,6 +332,25 @@ fn a_first_read_of_a_half_written_file_has_no_profile() {
     fs::write(&path, &pb).unwrap();
     assert!(matches!(poll(&mut follower), Update::Reloaded { .. }));
     assert_matches_load(follower.profile(), &path, "first read whole");
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped_and_appends_still_resume() {
+    let (_dir, path, mut follower) = setup("bom.folded");
+    fs::write(&path, b"\xef\xbb\xbfa;b 1\na;c 2\n").unwrap();
+    assert!(matches!(
+        poll(&mut follower),
+        Update::Reloaded { samples: 2 }
+    ));
+    let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(b"a;b 3\n").unwrap();
+    drop(f);
+    let u = poll(&mut follower);
+    assert!(
+        matches!(u, Update::Appended { new_samples: 1, .. }),
+        "{u:?}"
+    );
+    assert_matches_load(follower.profile(), &path, "after a BOM");
 }
 
 #[test]

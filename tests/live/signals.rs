@@ -6,6 +6,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
+use ember::error::LoadError;
 use ember::formats::LoadOptions;
 use ember::input::Progress;
 use ember::live::{follow_reader, profiles_in, watch_dir, watch_file};
@@ -161,25 +162,31 @@ impl Read for Trickle {
     }
 }
 
-/// Follows `bytes` through a trickling reader; returns every emitted profile and
-/// whether it was the last.
-fn follow(bytes: Vec<u8>, pieces: usize, pause: Duration) -> Vec<(Profile, bool)> {
-    let piece = bytes.len().div_ceil(pieces);
+/// Runs `follow_reader` over `bytes` handed out `piece` bytes at a time, a snapshot
+/// at most every 20 ms.
+fn trickle(
+    bytes: Vec<u8>,
+    piece: usize,
+    pause: Duration,
+    emit: impl FnMut(Profile, bool),
+) -> Result<(), LoadError> {
     let reader = Trickle {
         bytes,
         at: 0,
         piece,
         pause,
     };
+    let options = LoadOptions::default();
+    let every = Duration::from_millis(20);
+    follow_reader(reader, "<stdin>", &options, &Progress::new(), every, emit)
+}
+
+/// Follows `bytes` through a trickling reader; returns every emitted profile and
+/// whether it was the last.
+fn follow(bytes: Vec<u8>, pieces: usize, pause: Duration) -> Vec<(Profile, bool)> {
+    let piece = bytes.len().div_ceil(pieces);
     let mut emitted = Vec::new();
-    let result = follow_reader(
-        reader,
-        "<stdin>",
-        &LoadOptions::default(),
-        &Progress::new(),
-        Duration::from_millis(20),
-        |p, done| emitted.push((p, done)),
-    );
+    let result = trickle(bytes, piece, pause, |p, done| emitted.push((p, done)));
     if let Err(e) = result {
         panic!("follow_reader failed: {e}");
     }
@@ -239,21 +246,8 @@ fn a_pipe_of_another_format_or_gzip_is_emitted_whole() {
 #[test]
 fn a_pipe_that_says_nothing_or_garbage_is_an_error_naming_it() {
     for bytes in [&b""[..], b"  \n\n", b"\x00\x01\x02 binary \x00"] {
-        let reader = Trickle {
-            bytes: bytes.to_vec(),
-            at: 0,
-            piece: 4,
-            pause: Duration::ZERO,
-        };
         let mut emitted = 0;
-        let result = follow_reader(
-            reader,
-            "<stdin>",
-            &LoadOptions::default(),
-            &Progress::new(),
-            Duration::from_millis(20),
-            |_, _| emitted += 1,
-        );
+        let result = trickle(bytes.to_vec(), 4, Duration::ZERO, |_, _| emitted += 1);
         let Err(e) = result else {
             panic!("{bytes:?} should not load");
         };
