@@ -3,10 +3,10 @@
 //!   cargo bench --bench live -- FILE      (env EMBER_BENCH_RUNS, default 5)
 //!
 //! FILE (a folded or perf script file) is copied into a temporary folder and followed:
-//! the first load, then appends of 1 MB of whole lines taken from the file itself
-//! (poll, which reads only the new bytes, and profile(), which clones the profile),
-//! against parsing those 1 MB alone; then a copy renamed over the file, whose reload
-//! is a whole read again.
+//! the first load, then appends of 1 MB of whole lines (perf: samples) taken from the
+//! file itself (poll, which reads only the new bytes, and profile(), which clones the
+//! profile), against parsing those 1 MB alone; then a copy renamed over the file,
+//! whose reload is a whole read again.
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
@@ -29,19 +29,17 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-/// About `APPEND` bytes of whole lines of `text`, starting at the line that holds
-/// byte `from`.
-fn lines_at(text: &[u8], from: usize) -> &[u8] {
-    let start = text[..from.min(text.len())]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    let want = (start + APPEND).min(text.len());
-    let end = text[want..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(text.len(), |i| want + i + 1);
-    &text[start..end]
+/// About `APPEND` bytes of whole records of `text` (lines, or for perf script the
+/// blank-line-ended samples), starting at the record that holds byte `from`.
+fn records_at<'a>(text: &'a [u8], from: usize, end_of_record: &[u8]) -> &'a [u8] {
+    let after = |at: usize| {
+        memchr::memmem::find(&text[at..], end_of_record)
+            .map_or(text.len(), |i| at + i + end_of_record.len())
+    };
+    let before = from.min(text.len()).saturating_sub(end_of_record.len());
+    let start = memchr::memmem::rfind(&text[..before], end_of_record)
+        .map_or(0, |i| i + end_of_record.len());
+    &text[start..after((start + APPEND).min(text.len()))]
 }
 
 fn poll_expecting(f: &mut Follower, what: &str) -> anyhow::Result<Duration> {
@@ -98,11 +96,15 @@ fn main() -> anyhow::Result<()> {
         ms(load_file(&path)?)
     );
     drop(first);
+    let end_of_record: &[u8] = match follower.format() {
+        Some(formats::Format::Perf) => b"\n\n",
+        _ => b"\n",
+    };
 
     let (mut polls, mut profiles, mut parses) = (Vec::new(), Vec::new(), Vec::new());
     let mut appended = 0;
     for i in 0..runs {
-        let lines = lines_at(&text, text.len() / runs * i);
+        let lines = records_at(&text, text.len() / runs * i, end_of_record);
         appended = lines.len();
         let mut f = OpenOptions::new().append(true).open(&path)?;
         f.write_all(lines)?;
