@@ -143,8 +143,14 @@ impl Follower {
     }
 
     /// Catches up with the file. Costs a `stat` when nothing changed, the new bytes
-    /// when a line format grew, a whole load otherwise. `progress` counts the bytes
-    /// of a whole read and cancels it (the result is then `Incomplete(Cancelled)`).
+    /// (plus two 4 KiB reads) when a line format grew, a whole load otherwise.
+    /// `progress` counts the bytes of a whole read and cancels it (the result is
+    /// then `Incomplete(Cancelled)`, tried again at the next poll).
+    ///
+    /// `Appended` may bring no new sample (only part of a line arrived). After
+    /// `Incomplete`, polls say `Unchanged` until the file changes again. `Missing`
+    /// comes at every poll while the file is absent; whatever appears next is read
+    /// from the start. Nothing but `Appended` and `Reloaded` changes the profile.
     pub fn poll(&mut self, progress: &Arc<Progress>) -> Update {
         let meta = match fs::metadata(&self.path) {
             Ok(meta) => meta,
