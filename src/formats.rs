@@ -9,6 +9,7 @@ pub mod gecko;
 pub mod perf;
 pub mod pprof;
 pub mod speedscope;
+pub mod stream;
 
 use std::io::{self, Cursor, Read};
 use std::sync::Arc;
@@ -77,6 +78,12 @@ impl Format {
             Format::Xctrace => collapsers::Kind::Xctrace,
             _ => return None,
         })
+    }
+
+    /// A line format, read line by line: an appended file or a stream can be
+    /// read incrementally ([`stream::LineStream`]).
+    pub fn reads_lines(self) -> bool {
+        matches!(self, Format::Folded | Format::Perf)
     }
 
     pub fn name(self) -> &'static str {
@@ -199,6 +206,21 @@ pub fn detect(head: &[u8], complete: bool) -> Option<Format> {
     (folded_unsure && looks_textual(head)).then_some(Format::Folded)
 }
 
+/// The format [`detect`] picks for every input that starts with `head`, as soon as
+/// that is settled: the first probe (in detection order) that is sure, every probe
+/// before it being surely not. `None` while some probe wants more bytes. For a stream
+/// that arrives slowly; at its end (or after [`input::HEAD_LEN`] bytes) use `detect`.
+pub fn detect_early(head: &[u8]) -> Option<Format> {
+    for &f in Format::ALL {
+        match f.probe(head, false) {
+            Some(true) => return Some(f),
+            Some(false) => {}
+            None => return None,
+        }
+    }
+    None
+}
+
 /// No NUL bytes and few control characters: plausibly text.
 fn looks_textual(head: &[u8]) -> bool {
     let control = head
@@ -230,11 +252,25 @@ pub fn load(
     progress: &Arc<Progress>,
 ) -> Result<Profile, LoadError> {
     let path = source.display();
-    let io_err = |e: io::Error| LoadError::Io {
+    let opened = input::open(source, progress).map_err(|e| LoadError::Io {
         path: path.clone(),
         source: e,
+    })?;
+    load_opened(opened, &path, options, progress)
+}
+
+/// Reads a whole profile from an input that [`input::open`] opened; `path` names it
+/// in errors.
+pub fn load_opened(
+    opened: input::Opened,
+    path: &str,
+    options: &LoadOptions,
+    progress: &Progress,
+) -> Result<Profile, LoadError> {
+    let io_err = |e: io::Error| LoadError::Io {
+        path: path.to_string(),
+        source: e,
     };
-    let opened = input::open(source, progress).map_err(io_err)?;
     let complete = opened.head.len() < input::HEAD_LEN;
     let (head, reader): (Vec<u8>, Box<dyn Read + Send>) = match input::decode_utf16(&opened.head) {
         Some(_) => {
@@ -254,54 +290,101 @@ pub fn load(
         }
         None => (opened.head, opened.reader),
     };
-    if head.iter().all(|b| b.is_ascii_whitespace()) {
-        return Err(LoadError::Empty { path });
+    let format = detect_text(&head, complete, options, path)?;
+    let profile = format
+        .parse(reader, progress)
+        .map_err(|e| parse_error(e, path, format))?;
+    finish_profile(profile, options, path, format, opened.gzipped)
+}
+
+/// The format `load` would read an input as, from its first decompressed bytes
+/// (`complete`: they are the whole input). A UTF-16 or UTF-8 byte-order mark is
+/// handled as `load` handles it; a head of blanks is [`LoadError::Empty`].
+pub fn detect_head(
+    head: &[u8],
+    complete: bool,
+    options: &LoadOptions,
+    path: &str,
+) -> Result<Format, LoadError> {
+    match input::decode_utf16(head) {
+        Some(utf8) => detect_text(&utf8, complete, options, path),
+        None => detect_text(strip_bom(head), complete, options, path),
     }
-    let format = match options.format {
-        Some(f) => f,
-        None => detect(&head, complete).ok_or_else(|| LoadError::Unrecognised {
-            path: path.clone(),
-            tried: Format::ALL
-                .iter()
-                .map(|f| f.name())
-                .collect::<Vec<_>>()
-                .join(", "),
-            head: printable_head(&head),
-        })?,
-    };
-    let result = format.parse(reader, progress);
-    let mut profile = result.map_err(|e| match e {
+}
+
+/// `bytes` without a leading UTF-8 byte-order mark.
+pub fn strip_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes)
+}
+
+/// Detection on text whose byte-order mark is gone.
+fn detect_text(
+    head: &[u8],
+    complete: bool,
+    options: &LoadOptions,
+    path: &str,
+) -> Result<Format, LoadError> {
+    if head.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(LoadError::Empty {
+            path: path.to_string(),
+        });
+    }
+    if let Some(f) = options.format {
+        return Ok(f);
+    }
+    detect(head, complete).ok_or_else(|| LoadError::Unrecognised {
+        path: path.to_string(),
+        tried: Format::ALL
+            .iter()
+            .map(|f| f.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        head: printable_head(head),
+    })
+}
+
+/// A parser's error as the [`LoadError`] naming the input and the format.
+pub fn parse_error(e: ParseError, path: &str, format: Format) -> LoadError {
+    match e {
         ParseError::Io(e) => LoadError::Read {
-            path: path.clone(),
+            path: path.to_string(),
             format: format.name(),
             source: e,
         },
         ParseError::Cancelled => LoadError::Cancelled,
         ParseError::Invalid { line, message } => LoadError::Invalid {
-            path: path.clone(),
+            path: path.to_string(),
             format: format.name(),
             line,
             message,
         },
-    })?;
-    if opened.gzipped {
+    }
+}
+
+/// What `load` does after parsing, for every profile however it was read (live
+/// snapshots too): the gzip note, `--sample-type`, `--only-thread`, process and
+/// thread roots, and the error for an input without a valid sample.
+pub fn finish_profile(
+    mut profile: Profile,
+    options: &LoadOptions,
+    path: &str,
+    format: Format,
+    gzipped: bool,
+) -> Result<Profile, LoadError> {
+    let invalid = |message: String| LoadError::Invalid {
+        path: path.to_string(),
+        format: format.name(),
+        line: 0,
+        message,
+    };
+    if gzipped {
         profile.format = format!("{} (gzip)", profile.format);
     }
     if let Some(want) = &options.sample_type {
-        adjust::select_value(&mut profile, want).map_err(|message| LoadError::Invalid {
-            path: path.clone(),
-            format: format.name(),
-            line: 0,
-            message,
-        })?;
+        adjust::select_value(&mut profile, want).map_err(invalid)?;
     }
     if let Some(pattern) = &options.only_thread {
-        adjust::only_threads(&mut profile, pattern).map_err(|message| LoadError::Invalid {
-            path: path.clone(),
-            format: format.name(),
-            line: 0,
-            message,
-        })?;
+        adjust::only_threads(&mut profile, pattern).map_err(invalid)?;
     }
     if !adjust::add_roots(&mut profile, options.process_roots, options.thread_roots) {
         profile
@@ -311,7 +394,7 @@ pub fn load(
     if profile.samples.is_empty() {
         let first = profile.warnings.first.first();
         return Err(LoadError::Invalid {
-            path,
+            path: path.to_string(),
             format: format.name(),
             line: first.map_or(0, |w| w.line),
             message: match first {

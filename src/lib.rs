@@ -7,6 +7,7 @@ pub mod cli;
 pub mod error;
 pub mod formats;
 pub mod input;
+pub mod live;
 pub mod model;
 pub mod output;
 pub mod sanitize;

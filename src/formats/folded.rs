@@ -115,8 +115,9 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     i
 }
 
-/// Parser state carried from line to line.
-struct Folder {
+/// Parser state carried from line to line (and from feed to feed: see
+/// [`super::stream::LineStream`]).
+pub(crate) struct Folder {
     profile: Profile,
     builder: StackBuilder,
     /// Stack after each frame of the previous line (`u32::MAX` before any frame).
@@ -132,7 +133,7 @@ struct Folder {
 }
 
 impl Folder {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Folder {
             profile: Profile::new("folded", vec![ValueType::samples()]),
             builder: StackBuilder::default(),
@@ -270,52 +271,73 @@ impl Folder {
         (leaf != u32::MAX).then_some(StackId(leaf))
     }
 
-    fn finish(mut self) -> Profile {
+    /// Parses a run of whole lines, each ending in `\n`; at the end of input
+    /// (`eof`) the last one may lack it.
+    pub(crate) fn chunk(&mut self, lines: &[u8], eof: bool) {
+        let mut start = 0;
+        // Where the previous sample line's stack lives while it is still in `lines`.
+        let mut prev: Option<(usize, usize)> = None;
+        for nl in memchr_iter(b'\n', lines) {
+            self.process(lines, start, nl, &mut prev);
+            start = nl + 1;
+        }
+        if eof && start < lines.len() {
+            self.process(lines, start, lines.len(), &mut prev);
+        }
+        // The chunk's memory is reused next: keep the previous stack's bytes.
+        if let Some((a, b)) = prev {
+            self.prev_owned.clear();
+            self.prev_owned.extend_from_slice(&lines[a..b]);
+        }
+    }
+
+    /// Feeds line `buf[s..e]`, tracking where the last sample's stack is.
+    fn process(&mut self, buf: &[u8], s: usize, e: usize, prev: &mut Option<(usize, usize)>) {
+        let owned = std::mem::take(&mut self.prev_owned);
+        let p: &[u8] = match *prev {
+            Some((a, b)) => &buf[a..b],
+            None => &owned,
+        };
+        let stack_len = self.line(&buf[s..e], p);
+        self.prev_owned = owned;
+        if let Some(len) = stack_len {
+            *prev = Some((s, s + len));
+        }
+    }
+
+    pub(crate) fn samples(&self) -> usize {
+        self.profile.samples.len()
+    }
+
+    /// What [`Folder::finish`] would return now, leaving the state as it is.
+    pub(crate) fn snapshot(&self) -> Profile {
+        let mut p = self.profile.clone();
+        self.add_notes(&mut p);
+        p
+    }
+
+    pub(crate) fn finish(mut self) -> Profile {
+        let mut p = std::mem::take(&mut self.profile);
+        self.add_notes(&mut p);
+        p
+    }
+
+    /// The notes that only the end of input settles.
+    fn add_notes(&self, p: &mut Profile) {
         if self.empty_frames > 0 {
-            self.profile.notes.push(format!(
+            p.notes.push(format!(
                 "{} empty frame names (`;;`) were dropped",
                 self.empty_frames
             ));
         }
-        self.profile
     }
 }
 
 /// Parses folded stacks from `reader`.
 pub fn parse(reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
     let mut folder = Folder::new();
-    super::for_each_line_chunk(reader, progress, |lines, eof| {
-        let mut start = 0;
-        // Where the previous sample line's stack lives while it is still in `lines`.
-        let mut prev: Option<(usize, usize)> = None;
-        for nl in memchr_iter(b'\n', lines) {
-            process(&mut folder, lines, start, nl, &mut prev);
-            start = nl + 1;
-        }
-        if eof && start < lines.len() {
-            process(&mut folder, lines, start, lines.len(), &mut prev);
-        }
-        // The chunk's memory is reused next: keep the previous stack's bytes.
-        if let Some((a, b)) = prev {
-            folder.prev_owned.clear();
-            folder.prev_owned.extend_from_slice(&lines[a..b]);
-        }
-    })?;
+    super::for_each_line_chunk(reader, progress, |lines, eof| folder.chunk(lines, eof))?;
     Ok(folder.finish())
-}
-
-/// Feeds line `buf[s..e]` to the folder, tracking where the last sample's stack is.
-fn process(folder: &mut Folder, buf: &[u8], s: usize, e: usize, prev: &mut Option<(usize, usize)>) {
-    let owned = std::mem::take(&mut folder.prev_owned);
-    let p: &[u8] = match *prev {
-        Some((a, b)) => &buf[a..b],
-        None => &owned,
-    };
-    let stack_len = folder.line(&buf[s..e], p);
-    folder.prev_owned = owned;
-    if let Some(len) = stack_len {
-        *prev = Some((s, s + len));
-    }
 }
 
 #[cfg(test)]

@@ -636,7 +636,7 @@ struct Current {
 }
 
 /// What is known about one event (by its base name).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct EventStats {
     base: String,
     /// Names as printed (`cycles:u`, `cycles:ppp`), in order of appearance.
@@ -649,7 +649,11 @@ struct EventStats {
 
 type ThreadKey = (Vec<u8>, Option<u64>, Option<u64>);
 
-struct Parser {
+/// Parser state carried from line to line (and from feed to feed: see
+/// [`super::stream::LineStream`]). Cloned for a snapshot, which ends the clone's
+/// input, not this one's.
+#[derive(Clone)]
+pub(crate) struct Parser {
     profile: Profile,
     builder: StackBuilder,
     line_no: u64,
@@ -685,10 +689,12 @@ struct Parser {
     tod_offset: Option<i64>,
     ref_offset: Option<i64>,
     stackless: u64,
+    /// The input ended in the middle of a line.
+    cut: bool,
 }
 
 impl Parser {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Parser {
             // Two columns while reading; `finish` names them and adds per-event pairs.
             profile: Profile::new(
@@ -724,7 +730,33 @@ impl Parser {
             tod_offset: None,
             ref_offset: None,
             stackless: 0,
+            cut: false,
         }
+    }
+
+    /// Parses a run of whole lines, each ending in `\n`; at the end of input
+    /// (`eof`) the last one may lack it.
+    pub(crate) fn chunk(&mut self, lines: &[u8], eof: bool) {
+        let mut start = 0;
+        for nl in memchr_iter(b'\n', lines) {
+            self.line(&lines[start..nl]);
+            start = nl + 1;
+        }
+        if eof && start < lines.len() {
+            // The input ends in the middle of a line.
+            self.cut = true;
+            self.line(&lines[start..]);
+        }
+    }
+
+    /// Samples so far; an event whose stack is still being read is not one yet.
+    pub(crate) fn samples(&self) -> usize {
+        self.profile.samples.len()
+    }
+
+    /// What [`Parser::finish`] would return if the input ended here.
+    pub(crate) fn snapshot(&self) -> Result<Profile, ParseError> {
+        self.clone().finish()
     }
 
     fn warn(&mut self, line: u64, message: impl Into<String>) {
@@ -1112,11 +1144,11 @@ impl Parser {
         prefix.unwrap_or(StackId(0))
     }
 
-    /// Ends the input; `cut` says its last line had no `\n`.
-    fn finish(mut self, cut: bool) -> Result<Profile, ParseError> {
+    /// Ends the input.
+    pub(crate) fn finish(mut self) -> Result<Profile, ParseError> {
         if self.in_event {
             self.end_event();
-            if cut {
+            if self.cut {
                 // A stack that ends at a line boundary cannot be told from a whole one
                 // (many saved outputs lack the final blank line), one cut mid-line can.
                 let n = self.line_no;
@@ -1285,20 +1317,8 @@ fn truncate_string(s: &mut String, max: usize) {
 /// Parses `perf script` output from `reader`.
 pub fn parse(reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
     let mut parser = Parser::new();
-    let mut cut = false;
-    super::for_each_line_chunk(reader, progress, |lines, eof| {
-        let mut start = 0;
-        for nl in memchr_iter(b'\n', lines) {
-            parser.line(&lines[start..nl]);
-            start = nl + 1;
-        }
-        if eof && start < lines.len() {
-            // The input ends in the middle of a line.
-            cut = true;
-            parser.line(&lines[start..]);
-        }
-    })?;
-    parser.finish(cut)
+    super::for_each_line_chunk(reader, progress, |lines, eof| parser.chunk(lines, eof))?;
+    parser.finish()
 }
 
 #[cfg(test)]

@@ -185,7 +185,7 @@ impl StackTable {
 /// lookup at all. Other frames walk the parent's child list; if such walks add up
 /// (unsorted input, wide fan-out), the builder switches to the hash index, so the
 /// worst case stays linear.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct StackBuilder {
     max_child: Vec<u32>,
     first_child: Vec<u32>,
