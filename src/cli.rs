@@ -181,6 +181,13 @@ pub struct ViewArgs {
     /// Leave the mouse to the terminal (text selection) instead of capturing it.
     #[arg(long)]
     pub no_mouse: bool,
+    /// Do not watch the file: load it once.
+    #[arg(long)]
+    pub no_watch: bool,
+    /// Follow the newest profile in DIR (a collector writing one file a minute);
+    /// [ and ] step to older and newer ones.
+    #[arg(long, value_name = "DIR", conflicts_with = "profile")]
+    pub watch_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -232,6 +239,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Info(args)) => run_info(&args),
         Some(Command::Convert(args)) => run_convert(&args),
         None => {
+            if let Some(dir) = &cli.view.watch_dir {
+                if !dir.is_dir() {
+                    anyhow::bail!("--watch-dir {}: not a directory", dir.display());
+                }
+                return ui::run(Source::Path(dir.clone()), &cli.view);
+            }
             let Some(path) = cli.view.profile.clone() else {
                 use clap::CommandFactory;
                 Cli::command()

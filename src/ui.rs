@@ -7,6 +7,7 @@ pub mod app;
 pub mod flame;
 pub mod flame_state;
 pub mod keymap;
+pub mod live;
 pub mod panels;
 pub mod sandwich;
 pub mod table;
@@ -37,6 +38,14 @@ pub enum Msg {
     Input(Event),
     InputClosed(String),
     Loaded(Box<Loaded>),
+    /// A live reload: the new view and what changed.
+    Reloaded(Box<live::Reload>),
+    /// The followed file is missing or unreadable right now (`None`: fine again).
+    LiveProblem(Option<String>),
+    /// The followed stream (stdin) has ended.
+    LiveEnded,
+    /// A sliding window was asked for but the profile has no timestamps.
+    LiveNoTime,
     LoadFailed(LoadError),
     WorkerPanicked(String),
     Signal(i32),
@@ -150,20 +159,61 @@ pub fn run(source: Source, args: &ViewArgs) -> Result<ExitCode> {
     terminal::install_panic_hook();
     spawn_signals(tx.clone())?;
     let (transforms, initial_search) = args.input.transforms()?;
-    spawn_loader(
-        tx.clone(),
-        source.clone(),
-        args.input.load_options(),
-        progress.clone(),
-        orientation,
-        transforms,
-    )?;
+    // A bad pattern is an error now, not a silently untransformed live view.
+    crate::model::apply_all(&Profile::default(), &transforms)
+        .map_err(|e| anyhow::anyhow!("transform: {e}"))?;
+    let options = args.input.load_options();
+    let settings = live::Settings {
+        transforms: transforms.clone(),
+        ..live::Settings::default()
+    };
+    let name = match &args.watch_dir {
+        Some(dir) => format!("{}/", dir.display()),
+        None => source.short_name(),
+    };
+    let live = match (&args.watch_dir, &source) {
+        (Some(dir), _) => Some(live::spawn_dir(
+            tx.clone(),
+            dir.clone(),
+            options,
+            progress.clone(),
+            orientation,
+            settings,
+        )?),
+        (None, Source::Stdin) if !stdin_is_file() => Some(live::spawn_stdin(
+            tx.clone(),
+            options,
+            progress.clone(),
+            orientation,
+            settings,
+        )?),
+        (None, Source::Path(p)) if !args.no_watch => Some(live::spawn_file(
+            tx.clone(),
+            p.clone(),
+            options,
+            progress.clone(),
+            orientation,
+            settings,
+        )?),
+        _ => {
+            spawn_loader(
+                tx.clone(),
+                source.clone(),
+                options,
+                progress.clone(),
+                orientation,
+                transforms,
+            )?;
+            None
+        }
+    };
     let phase = Phase::Loading {
         progress,
         started: Instant::now(),
     };
-    let mut app = App::new(source.short_name(), keymap, theme, phase, orientation);
+    let mut app = App::new(name, keymap, theme, phase, orientation);
     app.initial_search = initial_search;
+    app.live = live;
     let outcome = {
         let mut guard =
             terminal::Guard::enter(!args.no_mouse).context("setting up the terminal")?;
@@ -180,6 +230,18 @@ pub fn run(source: Source, args: &ViewArgs) -> Result<ExitCode> {
     }
 }
 
+/// Whether stdin is a regular file (`ember - < file`): then it is read once,
+/// not followed as a stream.
+fn stdin_is_file() -> bool {
+    use std::os::fd::AsFd;
+    std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata())
+        .is_ok_and(|m| m.is_file())
+}
+
 enum Exit {
     Quit,
     Signal(i32),
@@ -192,8 +254,10 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> R
             app.dirty = false;
         }
         // While loading, wake up to move the progress bar; otherwise sleep until told.
+        // Live, wake each second so "+N samples 3 s ago" stays true.
         let timeout = match app.phase {
             Phase::Loading { .. } => Duration::from_millis(50),
+            Phase::Ready(_) if app.live.is_some() => Duration::from_secs(1),
             Phase::Ready(_) => Duration::from_secs(3600),
         };
         let first = match rx.recv_timeout(timeout) {
@@ -201,7 +265,7 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> R
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => return Ok(Exit::Quit),
         };
-        if matches!(app.phase, Phase::Loading { .. }) {
+        if matches!(app.phase, Phase::Loading { .. }) || app.live.is_some() && first.is_none() {
             app.dirty = true;
         }
         // Handle everything pending before drawing again.
@@ -216,6 +280,10 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> R
                     }
                 }
                 Msg::Loaded(l) => app.set_loaded(l),
+                Msg::Reloaded(r) => app.reloaded(r),
+                Msg::LiveProblem(p) => app.live_problem(p),
+                Msg::LiveEnded => app.live_ended(),
+                Msg::LiveNoTime => app.live_no_time(),
                 Msg::LoadFailed(LoadError::Cancelled) => return Ok(Exit::Quit),
                 Msg::LoadFailed(e) => return Err(e.into()),
                 Msg::WorkerPanicked(m) => anyhow::bail!("internal error while loading: {m}"),
@@ -223,5 +291,6 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> R
                 Msg::Signal(sig) => return Ok(Exit::Signal(sig)),
             }
         }
+        app.sync_live();
     }
 }

@@ -154,13 +154,19 @@ impl Loaded {
 
     /// Applies the transforms to a freshly loaded profile (on the loader thread).
     pub fn with_transforms(mut self, transforms: Vec<Transform>) -> Result<Loaded, TransformError> {
+        self.apply_transforms(transforms)?;
+        Ok(self)
+    }
+
+    /// Applies transforms to a profile that has none yet; unchanged on error.
+    pub fn apply_transforms(&mut self, transforms: Vec<Transform>) -> Result<(), TransformError> {
         if !transforms.is_empty() {
             let shown = crate::model::apply_all(&self.profile, &transforms)?;
             self.base = Some(std::mem::replace(&mut self.profile, shown));
             self.transforms = transforms;
             self.rebuild(None);
         }
-        Ok(self)
+        Ok(())
     }
 
     /// Rebuilds the tree after the profile changed, re-finding the view's place.
@@ -267,6 +273,8 @@ pub struct App {
     pub initial_search: Option<String>,
     /// Something changed since the last draw.
     pub dirty: bool,
+    /// The worker following a file, a stream or a directory, if any.
+    pub live: Option<super::live::Live>,
     last_click: Option<(Instant, NodeId)>,
 }
 
@@ -294,6 +302,7 @@ impl App {
             search: SearchState::default(),
             initial_search: None,
             dirty: true,
+            live: None,
             last_click: None,
         }
     }
@@ -346,6 +355,19 @@ impl App {
         }
         if action == Action::ToggleDetail {
             self.show_detail = !self.show_detail;
+            return Effect::None;
+        }
+        match action {
+            Action::Freeze => self.toggle_freeze(),
+            Action::LiveMode => self.next_live_mode(),
+            Action::OlderProfile => self.step_profile(-1),
+            Action::NewerProfile => self.step_profile(1),
+            _ => {}
+        }
+        if matches!(
+            action,
+            Action::Freeze | Action::LiveMode | Action::OlderProfile | Action::NewerProfile
+        ) {
             return Effect::None;
         }
         if action == Action::ToggleView {
@@ -475,6 +497,10 @@ impl App {
             | Action::Undo
             | Action::ToggleView
             | Action::Sandwich
+            | Action::Freeze
+            | Action::LiveMode
+            | Action::OlderProfile
+            | Action::NewerProfile
             | Action::ToggleDetail
             | Action::SortSelf
             | Action::SortTotal
@@ -608,7 +634,7 @@ impl App {
     }
 
     /// Re-runs the search after its text or options changed.
-    fn refresh_search(&mut self) {
+    pub(super) fn refresh_search(&mut self) {
         self.search.coverage_zoom = None;
         let Phase::Ready(l) = &self.phase else {
             return;

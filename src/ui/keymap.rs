@@ -34,6 +34,10 @@ pub enum Action {
     Undo,
     ToggleView,
     Sandwich,
+    Freeze,
+    LiveMode,
+    OlderProfile,
+    NewerProfile,
     ToggleDetail,
     SortSelf,
     SortTotal,
@@ -293,6 +297,10 @@ mod tests {
         );
         assert_eq!(
             km.action(&press(KeyCode::Char('c'), KeyModifiers::NONE)),
+            Some(Action::Sandwich)
+        );
+        assert_eq!(
+            km.action(&press(KeyCode::Char('x'), KeyModifiers::NONE)),
             None
         );
         assert!(

@@ -26,16 +26,18 @@ fn amount(v: i64, vt: &ValueType) -> String {
     }
 }
 
-/// "17,728,380 samples", or "1.44 s cpu" when the profile has several value types.
+/// "17,728,380 samples", "281 samples" (a pprof count of samples), or
+/// "1.44 s cpu" when the profile has several value types.
 fn total_label(v: i64, vt: &ValueType, types: usize) -> String {
-    let unit = match vt.unit {
-        Unit::Samples | Unit::Count => format!("{} {}", value_grouped(v, vt), vt.unit.name()),
-        _ => human(v, vt),
-    };
-    if types > 1 || !matches!(vt.unit, Unit::Samples) {
-        format!("{unit} {}", sanitize(&vt.kind))
-    } else {
-        unit
+    let kind = sanitize(&vt.kind);
+    match vt.unit {
+        Unit::Samples if types == 1 || vt.kind == vt.unit.name() => {
+            format!("{} samples", value_grouped(v, vt))
+        }
+        Unit::Samples => format!("{} samples {kind}", value_grouped(v, vt)),
+        // A count says what it counts: "281 samples", "12,000 objects".
+        Unit::Count => format!("{} {kind}", value_grouped(v, vt)),
+        _ => format!("{} {kind}", human(v, vt)),
     }
 }
 use crate::sanitize::sanitize;
@@ -50,6 +52,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         .unwrap_or_else(|| "?".into());
     match &mut app.phase {
         super::app::Phase::Loading { progress, started } => {
+            let waiting = app.live.as_ref().and_then(|l| l.status.problem.as_deref());
             draw_loading(
                 frame,
                 area,
@@ -57,6 +60,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
                 progress,
                 started.elapsed().as_secs_f64(),
                 &app.theme,
+                waiting,
             );
         }
         super::app::Phase::Ready(loaded) => {
@@ -70,6 +74,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
                 &app.search,
                 app.view,
                 app.show_detail,
+                app.live.as_ref(),
             );
         }
     }
@@ -89,6 +94,7 @@ fn draw_loaded(
     search: &SearchState,
     view: View,
     show_detail: bool,
+    live: Option<&super::live::Live>,
 ) {
     let name = match view {
         View::Flame | View::Inverted | View::Sandwich => selected_name(l),
@@ -125,7 +131,7 @@ fn draw_loaded(
     ])
     .areas(area);
     if header_h > 0 {
-        draw_header(frame, header, source, l, theme, help_key);
+        draw_header(frame, header, source, l, theme, help_key, live);
     }
     // The detail panel takes the right side of a wide screen, else the bottom.
     let (graph, detail) = if show_detail && view != View::Table && graph.height >= 6 {
@@ -349,12 +355,26 @@ fn draw_header(
     l: &Loaded,
     theme: &super::theme::Theme,
     help_key: &str,
+    live: Option<&super::live::Live>,
 ) {
     let p = &l.profile;
     let vt = &p.value_types[l.tree.options.value];
     let mut parts = vec![
         Span::styled(" ember ", theme.header_accent),
         Span::styled(format!(" {} ", sanitize(source)), theme.header),
+    ];
+    if let Some(live) = live {
+        // What the profiler did lately comes first: it is why the user is here.
+        let (text, warn) = live.label();
+        let style = if warn {
+            theme.header.patch(theme.warning)
+        } else {
+            theme.header_accent
+        };
+        parts.push(Span::styled(format!(" {} ", sanitize(&text)), style));
+        parts.push(Span::styled(" ", theme.header));
+    }
+    parts.extend([
         Span::styled(format!("· {} ", p.format), theme.header),
         Span::styled(
             format!(
@@ -384,7 +404,7 @@ fn draw_header(
             },
             theme.header,
         ),
-    ];
+    ]);
     if !p.warnings.is_empty() {
         parts.push(Span::styled(
             format!("· {} ", p.warnings.summary()),
@@ -517,6 +537,7 @@ fn draw_loading(
     progress: &Progress,
     secs: f64,
     theme: &super::theme::Theme,
+    waiting: Option<&str>,
 ) {
     let w = usize::from(area.width);
     let (read, total) = (progress.read(), progress.total());
@@ -529,6 +550,12 @@ fn draw_loading(
     let mut lines = vec![Line::raw(
         fit(&format!("Loading {}", sanitize(source)), w).into_owned(),
     )];
+    if let Some(text) = waiting {
+        lines.push(Line::styled(
+            fit(&sanitize(text), w).into_owned(),
+            theme.warning,
+        ));
+    }
     if total > 0 {
         let frac = (read as f64 / total as f64).clamp(0.0, 1.0);
         let bar_w = w.saturating_sub(8).min(50);

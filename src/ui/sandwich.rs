@@ -350,7 +350,11 @@ impl App {
             | Action::Quit
             | Action::ToggleView
             | Action::ToggleDetail
-            | Action::Sandwich => return false,
+            | Action::Sandwich
+            | Action::Freeze
+            | Action::LiveMode
+            | Action::OlderProfile
+            | Action::NewerProfile => return false,
         }
         true
     }

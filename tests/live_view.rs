@@ -1,0 +1,279 @@
+//! Live reload through the viewer: a reloaded profile keeps the user's place
+//! (zoom, selection, search, transforms, the callers/callees view), freeze holds
+//! updates back, windows keep the last seconds, and the real worker follows a file
+//! that a writer thread appends to, replaces and deletes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::Write;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use ember::formats::LoadOptions;
+use ember::input::Progress;
+use ember::model::{NodeId, Profile, Transform};
+use ember::ui::Msg;
+use ember::ui::app::{App, Loaded, Phase, View};
+use ember::ui::flame_state::Orientation;
+use ember::ui::keymap::{Action, Keymap};
+use ember::ui::live::{self, Change, Live, Mode, Reload, Settings};
+use ember::ui::theme::{ColorDepth, Theme};
+
+use common::load_bytes;
+
+const BEFORE: &[u8] = b"main;parse;alloc 5
+main;render;alloc 3
+main;render 2
+main;hash 4
+";
+
+/// BEFORE plus more of the same and a new function, in another line order.
+const AFTER: &[u8] = b"main;hash 4
+main;render;alloc 3
+main;parse;alloc 5
+main;render 2
+main;render;draw 6
+main;parse;alloc 10
+";
+
+fn view(p: Profile, transforms: Vec<Transform>) -> Box<Loaded> {
+    let settings = Settings {
+        transforms,
+        ..Settings::default()
+    };
+    live::build(p, &settings, Orientation::Icicle, Instant::now()).0
+}
+
+fn app(live: bool) -> App {
+    let mut app = App::new(
+        "live.folded".into(),
+        Keymap::default_map(),
+        Theme::new(ColorDepth::Mono),
+        Phase::Ready(view(load_bytes(BEFORE), Vec::new())),
+        Orientation::Icicle,
+    );
+    if live {
+        app.live = Some(Live::detached("file"));
+    }
+    app
+}
+
+fn reload(p: Profile, transforms: Vec<Transform>, added: i64) -> Box<Reload> {
+    Box::new(Reload {
+        loaded: view(p, transforms),
+        added,
+        file: None,
+        change: Change::Data,
+    })
+}
+
+fn loaded(app: &App) -> &Loaded {
+    app.loaded().expect("loaded")
+}
+
+/// The names from the root to a node of the shown tree.
+fn path(app: &App, n: NodeId) -> Vec<String> {
+    let l = loaded(app);
+    l.tree
+        .frame_path(&l.profile, n)
+        .iter()
+        .map(|&f| l.profile.frames.name(f).into_owned())
+        .collect()
+}
+
+fn select(app: &mut App, names: &[&str]) {
+    let l = match &mut app.phase {
+        Phase::Ready(l) => l,
+        Phase::Loading { .. } => panic!("loading"),
+    };
+    let n = common::node(&l.profile, &l.tree, names);
+    l.flame.select(&l.tree, &l.profile, n);
+}
+
+#[test]
+fn a_reload_keeps_zoom_selection_search_and_transforms() {
+    let mut app = app(true);
+    // A regex search (what Enter in the table starts), then edited.
+    app.focus_function("alloc");
+    app.search.query.text = "draw|alloc".into();
+    select(&mut app, &["main", "parse"]);
+    app.update(Action::Zoom);
+    select(&mut app, &["main", "parse", "alloc"]);
+    // A transform the reload must carry: drop hash.
+    let drop = Transform::Drop {
+        pattern: "^hash$".into(),
+    };
+    if let Phase::Ready(l) = &mut app.phase {
+        l.push_transform(drop.clone());
+    }
+    app.reloaded(reload(load_bytes(AFTER), vec![drop.clone()], 19));
+
+    let l = loaded(&app);
+    assert_eq!(path(&app, l.flame.zoom), ["main", "parse"]);
+    assert_eq!(path(&app, l.flame.selected), ["main", "parse", "alloc"]);
+    assert_eq!(
+        l.tree.total(l.flame.selected),
+        15,
+        "5 + 10 after the reload"
+    );
+    assert_eq!(l.transforms, [drop]);
+    assert_eq!(l.tree.total(NodeId::ROOT), 26, "hash (4) dropped from 30");
+    // The search was re-run over the new frames: draw is new.
+    let m = app.search.matches.as_ref().expect("search kept");
+    assert_eq!(m.count, 2, "alloc and draw");
+    let status = &app.live.as_ref().expect("live").status;
+    assert_eq!(status.added, 19);
+    assert!(status.last_reload.is_some());
+}
+
+#[test]
+fn a_reload_re_applies_transforms_added_while_it_was_built() {
+    let mut app = app(true);
+    let drop = Transform::Drop {
+        pattern: "^render$".into(),
+    };
+    if let Phase::Ready(l) = &mut app.phase {
+        l.push_transform(drop.clone());
+    }
+    // The worker built its view before the user's transform reached it.
+    app.reloaded(reload(load_bytes(AFTER), Vec::new(), 19));
+    let l = loaded(&app);
+    assert_eq!(l.transforms, [drop]);
+    assert_eq!(l.tree.total(NodeId::ROOT), 30 - 11);
+    // Undo still reaches the untransformed reloaded profile.
+    if let Phase::Ready(l) = &mut app.phase {
+        l.undo_transform();
+    }
+    assert_eq!(loaded(&app).tree.total(NodeId::ROOT), 30);
+}
+
+#[test]
+fn freeze_holds_updates_back_and_catches_up_on_resume() {
+    let mut app = app(true);
+    app.update(Action::Freeze);
+    app.reloaded(reload(load_bytes(AFTER), Vec::new(), 19));
+    app.reloaded(reload(load_bytes(AFTER), Vec::new(), 1));
+    assert_eq!(
+        loaded(&app).tree.total(NodeId::ROOT),
+        14,
+        "still the old view"
+    );
+    let live = app.live.as_ref().expect("live");
+    assert!(live.status.frozen);
+    assert_eq!(live.status.pending.as_ref().map(|p| p.added), Some(20));
+    assert!(
+        live.label().0.contains("+20 samples waiting"),
+        "{}",
+        live.label().0
+    );
+    app.update(Action::Freeze);
+    assert_eq!(loaded(&app).tree.total(NodeId::ROOT), 30);
+    let live = app.live.as_ref().expect("live");
+    assert!(live.status.pending.is_none());
+    assert_eq!(live.status.added, 20);
+}
+
+#[test]
+fn the_callers_callees_view_survives_a_reload() {
+    let mut app = app(true);
+    select(&mut app, &["main", "render", "alloc"]);
+    app.update(Action::Sandwich);
+    assert_eq!(app.view, View::Sandwich);
+    app.reloaded(reload(load_bytes(AFTER), Vec::new(), 19));
+    assert_eq!(app.view, View::Sandwich);
+    let sw = loaded(&app).sandwich.as_deref().expect("rebuilt");
+    assert_eq!(sw.through, 18, "alloc: 3 + 5 + 10");
+    // A reload without the function goes back to where the view was opened.
+    app.reloaded(reload(load_bytes(b"main;other 3\n"), Vec::new(), -27));
+    assert_eq!(app.view, View::Flame);
+    assert!(loaded(&app).sandwich.is_none());
+}
+
+#[test]
+fn a_window_keeps_only_the_last_seconds_of_timestamped_samples() {
+    let bytes = std::fs::read(common::repo().join("samples/perf-python-wordindex-small.perf.gz"))
+        .expect("sample");
+    let input = common::write_input("w.perf.gz", &bytes);
+    let p = common::load_path(&input.path).expect("loads");
+    let times = p.samples.time.clone().expect("perf has timestamps");
+    let last = *times.iter().max().expect("samples");
+    let in_last_second = times.iter().filter(|&&t| t + 1_000_000_000 >= last).count();
+    let all = p.samples.len();
+    let settings = Settings {
+        mode: Mode::Window(1),
+        ..Settings::default()
+    };
+    let (l, no_time) = live::build(p, &settings, Orientation::Icicle, Instant::now());
+    assert!(!no_time);
+    assert_eq!(l.profile.samples.len(), in_last_second);
+    assert!(in_last_second < all, "{in_last_second} of {all}");
+    // Folded stacks have no timestamps: all is shown and the flag says why.
+    let (l, no_time) = live::build(
+        load_bytes(BEFORE),
+        &settings,
+        Orientation::Icicle,
+        Instant::now(),
+    );
+    assert!(no_time);
+    assert_eq!(l.tree.total(NodeId::ROOT), 14);
+}
+
+/// The next view the worker sends, within a generous time.
+fn next_view(rx: &mpsc::Receiver<Msg>) -> Box<Reload> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(Msg::Reloaded(r)) => return r,
+            Ok(Msg::LoadFailed(e)) => panic!("load failed: {e}"),
+            Ok(_) => {}
+            Err(e) => panic!("no view from the worker: {e}"),
+        }
+    }
+}
+
+#[test]
+fn the_worker_follows_a_file_that_grows_is_replaced_and_comes_back() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("cpu.folded");
+    let (tx, rx) = mpsc::channel();
+    // The file does not exist yet: the worker waits for it.
+    let _live = live::spawn_file(
+        tx,
+        file.clone(),
+        LoadOptions::default(),
+        Progress::new(),
+        Orientation::Icicle,
+        Settings::default(),
+    )
+    .expect("worker starts");
+    std::fs::write(&file, BEFORE).expect("write");
+    let first = next_view(&rx);
+    assert_eq!(first.change, Change::First);
+    assert_eq!(first.loaded.tree.total(NodeId::ROOT), 14);
+
+    // An append, with the last line cut in two writes.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .expect("open");
+    f.write_all(b"main;render;draw 6\nmain;pa").expect("append");
+    f.flush().expect("flush");
+    let grown = next_view(&rx);
+    assert_eq!(grown.change, Change::Data);
+    assert_eq!(grown.added, 6, "the cut line is not counted yet");
+    f.write_all(b"rse;alloc 10\n").expect("append");
+    drop(f);
+    let grown = next_view(&rx);
+    assert_eq!(grown.added, 10);
+    assert_eq!(grown.loaded.tree.total(NodeId::ROOT), 30);
+
+    // Replaced by rename: a smaller profile.
+    let tmp = dir.path().join(".cpu.folded.tmp");
+    std::fs::write(&tmp, b"main;other 3\n").expect("write");
+    std::fs::rename(&tmp, &file).expect("rename");
+    let replaced = next_view(&rx);
+    assert_eq!(replaced.loaded.tree.total(NodeId::ROOT), 3);
+    assert_eq!(replaced.added, -27);
+}
