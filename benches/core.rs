@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use ember::formats::{self, LoadOptions};
 use ember::input::{Progress, Source};
-use ember::model::{CallTree, TopTable, TreeOptions};
+use ember::model::{CallTree, TopTable, Transform, TreeOptions};
 use ember::ui::app::{App, Loaded, Phase};
 use ember::ui::flame_state::Orientation;
 use ember::ui::keymap::{Action, Keymap};
@@ -149,5 +149,58 @@ fn redraw(profile: ember::model::Profile, tree: CallTree) -> anyhow::Result<()> 
         app.update(Action::Unzoom);
     }
     println!("  sandwich (c)     median {}", ms(median(times)));
+    transforms(&app)
+}
+
+/// What a transform key or Tab to the inverted view costs: the profile
+/// transform plus the tree build, on the frame under the widest plateau.
+fn transforms(app: &App) -> anyhow::Result<()> {
+    let Some(l) = app.loaded() else {
+        return Ok(());
+    };
+    let (p, tree) = (&l.profile, &l.tree);
+    let Some(f) = tree.frame(p, l.flame.selected) else {
+        return Ok(());
+    };
+    let exact = format!("^{}$", regex::escape(&p.frames.name(f)));
+    let cases = [
+        (
+            "focus",
+            Transform::Focus {
+                pattern: exact.clone(),
+            },
+        ),
+        (
+            "drop",
+            Transform::Drop {
+                pattern: exact.clone(),
+            },
+        ),
+        ("merge", Transform::Merge { pattern: exact }),
+        (
+            "collapse rec.",
+            Transform::CollapseRecursion { indirect: false },
+        ),
+    ];
+    for (name, t) in cases {
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            let start = Instant::now();
+            let shown = ember::model::apply(p, &t)?;
+            let tree = CallTree::build(&shown, tree.options.clone());
+            std::hint::black_box(&tree);
+            times.push(start.elapsed());
+        }
+        println!("  transform {name:<14} median {}", ms(median(times)));
+    }
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        let start = Instant::now();
+        let inv = ember::model::invert::invert(p);
+        let tree = CallTree::build(&inv, tree.options.clone());
+        std::hint::black_box(&tree);
+        times.push(start.elapsed());
+    }
+    println!("  inverted view    median {}", ms(median(times)));
     Ok(())
 }
