@@ -6,6 +6,7 @@
 pub mod app;
 pub mod flame;
 pub mod flame_state;
+pub mod jobs;
 pub mod keymap;
 pub mod live;
 pub mod panels;
@@ -46,6 +47,8 @@ pub enum Msg {
     LiveEnded,
     /// A sliding window was asked for but the profile has no timestamps.
     LiveNoTime,
+    /// A job (transform, inverted view) finished.
+    Job(Box<jobs::Done>),
     LoadFailed(LoadError),
     WorkerPanicked(String),
     Signal(i32),
@@ -214,6 +217,7 @@ pub fn run(source: Source, args: &ViewArgs) -> Result<ExitCode> {
     let mut app = App::new(name, keymap, theme, phase, orientation);
     app.initial_search = initial_search;
     app.live = live;
+    app.jobs = Some(jobs::spawn(tx.clone()).context("starting the job thread")?);
     let outcome = {
         let mut guard =
             terminal::Guard::enter(!args.no_mouse).context("setting up the terminal")?;
@@ -281,6 +285,7 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> R
                 }
                 Msg::Loaded(l) => app.set_loaded(l),
                 Msg::Reloaded(r) => app.reloaded(r),
+                Msg::Job(done) => app.job_done(*done),
                 Msg::LiveProblem(p) => app.live_problem(p),
                 Msg::LiveEnded => app.live_ended(),
                 Msg::LiveNoTime => app.live_no_time(),

@@ -1,6 +1,7 @@
 //! The application state and the one place it changes: `App::update`.
 
 use std::sync::Arc;
+use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{
@@ -8,6 +9,7 @@ use crossterm::event::{
 };
 
 use super::flame_state::{FlameState, Orientation};
+use super::jobs::{self, Done, Job};
 use super::keymap::{Action, Keymap};
 use super::sandwich::Sandwich;
 use super::table::TableState;
@@ -58,7 +60,10 @@ pub struct Loaded {
     /// Whether `profile`, `tree` and `flame` hold the inverted (bottom-up) view;
     /// `alt` then holds the top-down ones, and the other way round.
     pub inverted: bool,
-    alt: Option<Box<(Profile, CallTree, FlameState)>>,
+    pub(super) alt: Option<Box<(Profile, CallTree, FlameState)>>,
+    /// Changes whenever the profile or tree does: a job's result is installed
+    /// only into the view it was made for.
+    pub id: u64,
     /// The callers / callees of one function, while that view is showing.
     pub sandwich: Option<Box<Sandwich>>,
 }
@@ -103,6 +108,7 @@ impl Loaded {
             inverted: false,
             alt: None,
             sandwich: None,
+            id: next_id(),
         }
     }
 
@@ -179,54 +185,24 @@ impl Loaded {
                 .min(self.profile.value_types.len().saturating_sub(1)),
             ..self.tree.options.clone()
         };
-        self.tree = CallTree::build(&self.profile, options);
+        let tree = CallTree::build(&self.profile, options);
+        self.set_tree(tree, place);
+    }
+
+    /// Shows a new tree of `profile`, re-finding the view's place in it.
+    pub(super) fn set_tree(
+        &mut self,
+        tree: CallTree,
+        place: Option<crate::ui::flame_state::SavedPlace>,
+    ) {
+        self.tree = tree;
+        self.id = next_id();
         self.table = TableState::new();
         self.alt = None;
         self.sandwich = None;
         match place {
             Some(p) => self.flame.restore(&self.tree, &self.profile, &p),
             None => self.flame.after_rebuild(&self.tree, &self.profile),
-        }
-    }
-
-    /// Adds a transform on top of the current ones.
-    pub fn push_transform(&mut self, t: Transform) {
-        match crate::model::apply(&self.profile, &t) {
-            Ok(shown) => {
-                let place = self.flame.save(&self.tree, &self.profile);
-                let old = std::mem::replace(&mut self.profile, shown);
-                if self.base.is_none() {
-                    self.base = Some(old);
-                }
-                self.transforms.push(t);
-                self.transform_error = None;
-                self.rebuild(Some(place));
-            }
-            Err(e) => self.transform_error = Some(e.to_string()),
-        }
-    }
-
-    /// Takes back the last transform.
-    pub fn undo_transform(&mut self) {
-        if self.transforms.pop().is_none() {
-            return;
-        }
-        let place = self.flame.save(&self.tree, &self.profile);
-        let shown = match &self.base {
-            Some(base) if self.transforms.is_empty() => Some(base.clone()),
-            Some(base) => crate::model::apply_all(base, &self.transforms).ok(),
-            None => None,
-        };
-        if let Some(shown) = shown {
-            self.profile = shown;
-            if self.transforms.is_empty() {
-                // Nothing left to undo to: hand the base back instead of keeping two.
-                if let Some(base) = self.base.take() {
-                    self.profile = base;
-                }
-            }
-            self.transform_error = None;
-            self.rebuild(Some(place));
         }
     }
 
@@ -238,6 +214,13 @@ impl Loaded {
             .collect::<Vec<_>>()
             .join(" › ")
     }
+}
+
+/// A fresh [`Loaded::id`].
+fn next_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 pub enum Phase {
@@ -275,6 +258,10 @@ pub struct App {
     pub dirty: bool,
     /// The worker following a file, a stream or a directory, if any.
     pub live: Option<super::live::Live>,
+    /// The job thread for slow work; `None` runs jobs inline (tests, benches).
+    pub jobs: Option<Sender<Job>>,
+    /// What the job thread is doing, for the header.
+    pub busy: Option<String>,
     last_click: Option<(Instant, NodeId)>,
 }
 
@@ -303,6 +290,8 @@ impl App {
             initial_search: None,
             dirty: true,
             live: None,
+            jobs: None,
+            busy: None,
             last_click: None,
         }
     }
@@ -376,11 +365,46 @@ impl App {
                 View::Table => View::Inverted,
                 View::Inverted | View::Sandwich => View::Flame,
             };
+            let mut job = None;
             if let Phase::Ready(l) = &mut self.phase {
                 l.sandwich = None;
-                l.set_inverted(self.view == View::Inverted);
+                if self.view != View::Inverted {
+                    l.set_inverted(false);
+                } else {
+                    // Built on the job thread the first time; shown when done.
+                    job = l.job_invert();
+                    if job.is_none() {
+                        l.set_inverted(true);
+                    }
+                }
+            }
+            if let Some(job) = job {
+                self.request(job);
             }
             self.search.coverage_zoom = None;
+            return Effect::None;
+        }
+        if self.view == View::Inverted && self.loaded().is_some_and(|l| !l.inverted) {
+            // The inverted view is still being built: Tab, help and q only.
+            return Effect::None;
+        }
+        if let Some(busy) = &self.busy
+            && matches!(
+                action,
+                Action::Focus
+                    | Action::DropFunction
+                    | Action::MergeFunction
+                    | Action::HideFrame
+                    | Action::CollapseRecursion
+                    | Action::MinWidth
+                    | Action::Undo
+                    | Action::NextValue
+            )
+        {
+            let text = format!("still {busy}: try again when it is done");
+            if let Phase::Ready(l) = &mut self.phase {
+                l.transform_error = Some(text);
+            }
             return Effect::None;
         }
         if action == Action::Sandwich {
@@ -421,6 +445,18 @@ impl App {
         let Phase::Ready(l) = &mut self.phase else {
             return Effect::None;
         };
+        if action == Action::NextValue {
+            let n = l.profile.value_types.len();
+            if n > 1 {
+                let options = TreeOptions {
+                    value: (l.tree.options.value + 1) % n,
+                    ..l.tree.options.clone()
+                };
+                let tree = CallTree::build(&l.profile, options);
+                l.set_tree(tree, None);
+            }
+            return Effect::None;
+        }
         let Loaded {
             profile,
             tree,
@@ -475,17 +511,6 @@ impl App {
                 };
                 tree.set_order(profile, order);
             }
-            Action::NextValue => {
-                let n = profile.value_types.len();
-                if n > 1 {
-                    let options = TreeOptions {
-                        value: (tree.options.value + 1) % n,
-                        ..tree.options.clone()
-                    };
-                    *tree = CallTree::build(profile, options);
-                    flame.after_rebuild(tree, profile);
-                }
-            }
             Action::Help
             | Action::Quit
             | Action::Focus
@@ -495,6 +520,7 @@ impl App {
             | Action::CollapseRecursion
             | Action::MinWidth
             | Action::Undo
+            | Action::NextValue
             | Action::ToggleView
             | Action::Sandwich
             | Action::Freeze
@@ -523,47 +549,62 @@ impl App {
             }
         };
         let exact = |f| format!("^{}$", regex::escape(&l.profile.frames.name(f)));
-        let t = match (action, frame) {
-            (Action::Undo, _) => {
-                l.undo_transform();
-                return true;
+        let job = match (action, frame) {
+            (Action::Undo, _) => match l.job_undo() {
+                Some(job) => job,
+                None => return true,
+            },
+            (Action::CollapseRecursion, _) => {
+                l.job_push(Transform::CollapseRecursion { indirect: false })
             }
-            (Action::CollapseRecursion, _) => Transform::CollapseRecursion { indirect: false },
-            (Action::MinWidth, _) => {
-                // Cycle 0.5% -> 1% -> 2% -> off, replacing the last min-width step.
-                let last = match l.transforms.last() {
-                    Some(Transform::MinWidth { percent }) => Some(*percent),
-                    _ => None,
-                };
-                if last.is_some() {
-                    l.undo_transform();
-                }
-                match last {
-                    None => Transform::MinWidth { percent: 0.5 },
-                    Some(p) if p < 1.0 => Transform::MinWidth { percent: 1.0 },
-                    Some(p) if p < 2.0 => Transform::MinWidth { percent: 2.0 },
-                    Some(_) => return true,
-                }
-            }
-            (Action::Focus, Some(f)) => Transform::Focus { pattern: exact(f) },
-            (Action::DropFunction, Some(f)) => Transform::Drop { pattern: exact(f) },
-            (Action::MergeFunction, Some(f)) => Transform::Merge { pattern: exact(f) },
-            (Action::HideFrame, Some(_)) if view == View::Flame => Transform::Hide {
+            (Action::MinWidth, _) => l.job_min_width(),
+            (Action::Focus, Some(f)) => l.job_push(Transform::Focus { pattern: exact(f) }),
+            (Action::DropFunction, Some(f)) => l.job_push(Transform::Drop { pattern: exact(f) }),
+            (Action::MergeFunction, Some(f)) => l.job_push(Transform::Merge { pattern: exact(f) }),
+            (Action::HideFrame, Some(_)) if view == View::Flame => l.job_push(Transform::Hide {
                 path: l
                     .tree
                     .frame_path(&l.profile, l.flame.selected)
                     .iter()
                     .map(|&f| l.profile.frames.name(f).into_owned())
                     .collect(),
-            },
+            }),
             (
                 Action::Focus | Action::DropFunction | Action::MergeFunction | Action::HideFrame,
                 _,
             ) => return true,
             _ => return false,
         };
-        l.push_transform(t);
+        self.request(job);
         true
+    }
+
+    /// Runs a job on the job thread (the header says what is under way), or
+    /// here and now without one.
+    pub fn request(&mut self, job: Job) {
+        match &self.jobs {
+            Some(tx) => {
+                self.busy = Some(job.label());
+                if tx.send(job).is_err() {
+                    self.busy = None;
+                }
+            }
+            None => self.job_done(jobs::run(job)),
+        }
+    }
+
+    /// A job finished: its result goes in if its view is still on screen.
+    pub fn job_done(&mut self, done: Done) {
+        self.busy = None;
+        self.dirty = true;
+        self.search.coverage_zoom = None;
+        let Phase::Ready(l) = &mut self.phase else {
+            return;
+        };
+        let inverted = matches!(done, Done::Inverted { .. });
+        if l.install(done) && inverted && self.view == View::Inverted {
+            l.set_inverted(true);
+        }
     }
 
     /// Keys the table handles itself; returns false for the rest.

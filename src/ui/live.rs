@@ -57,6 +57,8 @@ pub struct Settings {
     pub pick: Option<PathBuf>,
     /// Steps asked for with `[` / `]` (negative: older), taken by the worker.
     pub step: i32,
+    /// The inverted view is on screen: build it too, off the UI thread.
+    pub inverted: bool,
 }
 
 /// Why the worker wakes up.
@@ -187,6 +189,9 @@ pub fn build(
     // Transforms were checked when the user added them; one that fails anyway
     // leaves this view untransformed, and the App notices the lists differ.
     let _ = loaded.apply_transforms(settings.transforms.clone());
+    if settings.inverted {
+        loaded.set_inverted(true);
+    }
     (Box::new(loaded), no_time)
 }
 
@@ -575,6 +580,9 @@ impl Place {
     }
 
     fn restore(self, l: &mut Loaded) {
+        // The worker may have built the inverted view already: then both
+        // orientations are at hand and swapping is free.
+        l.set_inverted(false);
         l.flame.restore(&l.tree, &l.profile, &self.flame);
         (l.table.sort, l.table.descending) = self.table;
         if let Some(p) = &self.inverted {
@@ -637,6 +645,9 @@ impl App {
             }
         }
         loaded.flame.orientation = self.orientation;
+        // Top-down first (free when the worker built both): transforms and
+        // places are about the top-down profile.
+        loaded.set_inverted(false);
         let Phase::Ready(old) = &mut self.phase else {
             self.set_loaded(loaded);
             return;
@@ -731,6 +742,7 @@ impl App {
             .then(|| l.profile.value_types.get(v).map(|vt| vt.kind.clone()))
             .flatten();
         s.order = l.tree.options.order;
+        s.inverted = l.inverted;
     }
 }
 
@@ -783,7 +795,10 @@ impl Live {
                 parts.push(format!("live: +{} samples {}", grouped(st.added), ago(t)));
             }
         } else {
-            parts.push(format!("live ({})", self.kind));
+            parts.push(match self.kind {
+                "stdin" => "reading the stream".into(),
+                _ => "watching".into(),
+            });
         }
         if let Mode::Window(s) = self.mode() {
             if st.no_time {

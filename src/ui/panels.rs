@@ -64,18 +64,17 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
             );
         }
         super::app::Phase::Ready(loaded) => {
-            draw_loaded(
-                frame,
-                area,
-                &app.source_name,
-                loaded,
-                &app.theme,
-                &help_key,
-                &app.search,
-                app.view,
-                app.show_detail,
-                app.live.as_ref(),
-            );
+            let cx = Context {
+                source: &app.source_name,
+                theme: &app.theme,
+                help_key: &help_key,
+                search: &app.search,
+                view: app.view,
+                show_detail: app.show_detail,
+                live: app.live.as_ref(),
+                busy: app.busy.as_deref(),
+            };
+            draw_loaded(frame, area, loaded, &cx);
         }
     }
     if app.show_help {
@@ -83,19 +82,21 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn draw_loaded(
-    frame: &mut Frame,
-    area: Rect,
-    source: &str,
-    l: &mut Loaded,
-    theme: &super::theme::Theme,
-    help_key: &str,
-    search: &SearchState,
+/// Everything but the profile that a loaded screen shows.
+struct Context<'a> {
+    source: &'a str,
+    theme: &'a super::theme::Theme,
+    help_key: &'a str,
+    search: &'a SearchState,
     view: View,
     show_detail: bool,
-    live: Option<&super::live::Live>,
-) {
+    live: Option<&'a super::live::Live>,
+    /// What the job thread is doing.
+    busy: Option<&'a str>,
+}
+
+fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
+    let (theme, search, view, show_detail) = (cx.theme, cx.search, cx.view, cx.show_detail);
     let name = match view {
         View::Flame | View::Inverted | View::Sandwich => selected_name(l),
         View::Table => {
@@ -131,7 +132,7 @@ fn draw_loaded(
     ])
     .areas(area);
     if header_h > 0 {
-        draw_header(frame, header, source, l, theme, help_key, live);
+        draw_header(frame, header, l, cx);
     }
     // The detail panel takes the right side of a wide screen, else the bottom.
     let (graph, detail) = if show_detail && view != View::Table && graph.height >= 6 {
@@ -150,6 +151,11 @@ fn draw_loaded(
         draw_detail(frame, d, l, theme);
     }
     match view {
+        View::Inverted if !l.inverted => {
+            // Still being built on the job thread.
+            let text = format!("{}…", cx.busy.unwrap_or("building the inverted view"));
+            frame.render_widget(Paragraph::new(text).style(theme.status_label), graph);
+        }
         View::Flame | View::Inverted => {
             let widget = FlameView {
                 profile: &l.profile,
@@ -348,15 +354,8 @@ fn unicode_cols(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(s)
 }
 
-fn draw_header(
-    frame: &mut Frame,
-    area: Rect,
-    source: &str,
-    l: &Loaded,
-    theme: &super::theme::Theme,
-    help_key: &str,
-    live: Option<&super::live::Live>,
-) {
+fn draw_header(frame: &mut Frame, area: Rect, l: &Loaded, cx: &Context) {
+    let (source, theme, help_key, live) = (cx.source, cx.theme, cx.help_key, cx.live);
     let p = &l.profile;
     let vt = &p.value_types[l.tree.options.value];
     let mut parts = vec![
@@ -372,6 +371,10 @@ fn draw_header(
             theme.header_accent
         };
         parts.push(Span::styled(format!(" {} ", sanitize(&text)), style));
+        parts.push(Span::styled(" ", theme.header));
+    }
+    if let Some(busy) = cx.busy {
+        parts.push(Span::styled(format!(" {busy}… "), theme.header_accent));
         parts.push(Span::styled(" ", theme.header));
     }
     parts.extend([

@@ -1,0 +1,245 @@
+//! Work too slow for a keypress (transforms, the inverted view) runs on a job
+//! thread. The App sends a [`Job`] with a copy of its input and keeps answering
+//! keys; the [`Done`] comes back through the event loop and is installed only if
+//! the view it was made for is still the one on screen (`Loaded::id`).
+//!
+//! Without a job thread (tests, benchmarks) the App runs the same job inline and
+//! installs it the same way, so there is one code path for the result.
+
+use std::sync::mpsc::{self, Sender};
+
+use super::Msg;
+use super::app::Loaded;
+use super::flame_state::FlameState;
+use crate::model::{CallTree, Profile, Transform, TransformError, TreeOptions};
+
+pub enum Job {
+    /// The bottom-up profile and its tree.
+    Invert {
+        id: u64,
+        profile: Profile,
+        options: TreeOptions,
+    },
+    /// `input` with `apply` applied becomes the view, with `all` as its
+    /// transform list (`input` is the current view for one more transform, the
+    /// untransformed profile to undo or replace some).
+    Transform {
+        id: u64,
+        input: Profile,
+        apply: Vec<Transform>,
+        all: Vec<Transform>,
+        options: TreeOptions,
+        /// What the header says while it runs.
+        label: String,
+    },
+}
+
+pub enum Done {
+    Inverted {
+        id: u64,
+        profile: Profile,
+        tree: CallTree,
+    },
+    Transformed {
+        id: u64,
+        all: Vec<Transform>,
+        result: Result<(Profile, CallTree), TransformError>,
+    },
+}
+
+impl Job {
+    /// What the header says while it runs.
+    pub fn label(&self) -> String {
+        match self {
+            Job::Invert { .. } => "building the inverted view".into(),
+            Job::Transform { label, .. } => label.clone(),
+        }
+    }
+}
+
+/// Does the work.
+pub fn run(job: Job) -> Done {
+    match job {
+        Job::Invert {
+            id,
+            profile,
+            options,
+        } => {
+            let profile = crate::model::invert::invert(&profile);
+            let tree = CallTree::build(&profile, options);
+            Done::Inverted { id, profile, tree }
+        }
+        Job::Transform {
+            id,
+            input,
+            apply,
+            all,
+            options,
+            ..
+        } => {
+            let result = if apply.is_empty() {
+                Ok(input)
+            } else {
+                crate::model::apply_all(&input, &apply)
+            };
+            let result = result.map(|shown| {
+                let options = TreeOptions {
+                    value: options.value.min(shown.value_types.len().saturating_sub(1)),
+                    ..options
+                };
+                let tree = CallTree::build(&shown, options);
+                (shown, tree)
+            });
+            Done::Transformed { id, all, result }
+        }
+    }
+}
+
+/// Starts the job thread; jobs run one at a time, in order.
+pub fn spawn(tx: Sender<Msg>) -> std::io::Result<Sender<Job>> {
+    let (job_tx, job_rx) = mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name("ember-jobs".into())
+        .spawn(move || {
+            for job in job_rx {
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(job)));
+                let msg = match result {
+                    Ok(done) => Msg::Job(Box::new(done)),
+                    Err(_) => Msg::WorkerPanicked(
+                        super::terminal::take_worker_panic()
+                            .unwrap_or_else(|| "unknown panic".into()),
+                    ),
+                };
+                if tx.send(msg).is_err() {
+                    return;
+                }
+            }
+        })?;
+    Ok(job_tx)
+}
+
+impl Loaded {
+    /// One more transform on top of the view.
+    pub fn job_push(&self, t: Transform) -> Job {
+        let label = format!("applying {}", t.describe());
+        let mut all = self.transforms.clone();
+        all.push(t.clone());
+        Job::Transform {
+            id: self.id,
+            input: self.profile.clone(),
+            apply: vec![t],
+            all,
+            options: self.tree.options.clone(),
+            label,
+        }
+    }
+
+    /// The view with `all` instead of the current transforms, from the
+    /// untransformed profile.
+    pub fn job_replace(&self, all: Vec<Transform>, label: String) -> Job {
+        Job::Transform {
+            id: self.id,
+            input: self.base.as_ref().unwrap_or(&self.profile).clone(),
+            apply: all.clone(),
+            all,
+            options: self.tree.options.clone(),
+            label,
+        }
+    }
+
+    /// Takes back the last transform; `None` when there is none.
+    pub fn job_undo(&self) -> Option<Job> {
+        let (last, rest) = self.transforms.split_last()?;
+        let label = format!("undoing {}", last.describe());
+        Some(self.job_replace(rest.to_vec(), label))
+    }
+
+    /// The min-width step cycles 0.5% -> 1% -> 2% -> off, replacing itself.
+    pub fn job_min_width(&self) -> Job {
+        let last = match self.transforms.last() {
+            Some(Transform::MinWidth { percent }) => Some(*percent),
+            _ => None,
+        };
+        let next = match last {
+            None => Some(0.5),
+            Some(p) if p < 1.0 => Some(1.0),
+            Some(p) if p < 2.0 => Some(2.0),
+            Some(_) => None,
+        };
+        let step = next.map(|percent| Transform::MinWidth { percent });
+        match (last, step) {
+            (None, Some(t)) => self.job_push(t),
+            (_, step) => {
+                let mut all = self.transforms.clone();
+                all.pop();
+                let label = match &step {
+                    Some(t) => format!("applying {}", t.describe()),
+                    None => "removing the minimum width".into(),
+                };
+                all.extend(step);
+                self.job_replace(all, label)
+            }
+        }
+    }
+
+    /// The inverted view, unless it is built already.
+    pub fn job_invert(&self) -> Option<Job> {
+        (self.alt.is_none() && !self.inverted).then(|| Job::Invert {
+            id: self.id,
+            profile: self.profile.clone(),
+            options: self.tree.options.clone(),
+        })
+    }
+
+    /// Puts a finished job's result in place, keeping the user's place. False
+    /// when the view has changed since the job was asked for (the result is
+    /// then stale and dropped).
+    pub fn install(&mut self, done: Done) -> bool {
+        match done {
+            Done::Inverted { id, profile, tree } => {
+                if id != self.id || self.alt.is_some() || self.inverted {
+                    return false;
+                }
+                let flame = FlameState::new(self.flame.orientation);
+                self.alt = Some(Box::new((profile, tree, flame)));
+                true
+            }
+            Done::Transformed { id, all, result } => {
+                if id != self.id || self.inverted {
+                    return false;
+                }
+                match result {
+                    Err(e) => self.transform_error = Some(e.to_string()),
+                    Ok((shown, tree)) => {
+                        let place = self.flame.save(&self.tree, &self.profile);
+                        let old = std::mem::replace(&mut self.profile, shown);
+                        if self.base.is_none() {
+                            self.base = Some(old);
+                        }
+                        if all.is_empty() {
+                            // Nothing left to undo to: no second copy.
+                            self.base = None;
+                        }
+                        self.transforms = all;
+                        self.transform_error = None;
+                        self.set_tree(tree, Some(place));
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    /// Adds a transform on top of the current ones, here and now.
+    pub fn push_transform(&mut self, t: Transform) {
+        let job = self.job_push(t);
+        self.install(run(job));
+    }
+
+    /// Takes back the last transform, here and now.
+    pub fn undo_transform(&mut self) {
+        if let Some(job) = self.job_undo() {
+            self.install(run(job));
+        }
+    }
+}

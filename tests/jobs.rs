@@ -1,0 +1,164 @@
+//! Slow work off the UI thread: with a job thread, a transform key or the first
+//! Tab to the inverted view returns at once, the header says what is under way,
+//! and the result is installed when the job's message arrives, unless the view
+//! changed meanwhile.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use ember::model::{NodeId, Transform};
+use ember::ui::Msg;
+use ember::ui::app::{App, Loaded, Phase, View};
+use ember::ui::flame_state::Orientation;
+use ember::ui::jobs::{self, Done};
+use ember::ui::keymap::{Action, Keymap};
+use ember::ui::theme::{ColorDepth, Theme};
+
+use common::{default_tree, load_bytes};
+
+const PROFILE: &[u8] = b"main;parse;alloc 5
+main;render;alloc 3
+main;render 2
+main;hash 4
+";
+
+/// An App with a real job thread; the receiver gets the jobs' messages.
+fn app() -> (App, mpsc::Receiver<Msg>) {
+    let p = load_bytes(PROFILE);
+    let tree = default_tree(&p);
+    let loaded = Loaded::new(p, tree, Orientation::Icicle, Duration::ZERO);
+    let mut app = App::new(
+        "jobs.folded".into(),
+        Keymap::default_map(),
+        Theme::new(ColorDepth::Mono),
+        Phase::Ready(Box::new(loaded)),
+        Orientation::Icicle,
+    );
+    let (tx, rx) = mpsc::channel();
+    app.jobs = Some(jobs::spawn(tx).expect("job thread"));
+    (app, rx)
+}
+
+fn finished(rx: &mpsc::Receiver<Msg>) -> Done {
+    match rx.recv_timeout(Duration::from_secs(10)) {
+        Ok(Msg::Job(done)) => *done,
+        Ok(_) => panic!("unexpected message"),
+        Err(e) => panic!("no job result: {e}"),
+    }
+}
+
+fn loaded(app: &App) -> &Loaded {
+    app.loaded().expect("loaded")
+}
+
+fn loaded_mut(app: &mut App) -> &mut Loaded {
+    match &mut app.phase {
+        Phase::Ready(l) => l,
+        Phase::Loading { .. } => panic!("loading"),
+    }
+}
+
+fn select(app: &mut App, names: &[&str]) {
+    let l = loaded_mut(app);
+    let n = common::node(&l.profile, &l.tree, names);
+    l.flame.select(&l.tree, &l.profile, n);
+}
+
+#[test]
+fn a_transform_runs_on_the_job_thread_and_keeps_the_place() {
+    let (mut app, rx) = app();
+    select(&mut app, &["main", "render", "alloc"]);
+    app.update(Action::DropFunction);
+    // Nothing changed yet; the header has something to say.
+    assert!(loaded(&app).transforms.is_empty());
+    assert_eq!(app.busy.as_deref(), Some("applying drop: ^alloc$"));
+    // A second transform waits for the first instead of being lost.
+    app.update(Action::Focus);
+    assert!(
+        loaded(&app)
+            .transform_error
+            .as_deref()
+            .is_some_and(|e| e.contains("try again"))
+    );
+    app.job_done(finished(&rx));
+    assert!(app.busy.is_none());
+    let l = loaded(&app);
+    assert_eq!(l.transforms.len(), 1);
+    assert_eq!(l.tree.total(NodeId::ROOT), 6, "alloc's 8 of 14 dropped");
+    // alloc is gone: the selection falls back to its caller.
+    let sel = l.tree.frame(&l.profile, l.flame.selected).expect("a frame");
+    assert_eq!(l.profile.frames.name(sel), "render");
+    assert!(l.base.is_some(), "kept for undo");
+
+    app.update(Action::Undo);
+    app.job_done(finished(&rx));
+    let l = loaded(&app);
+    assert!(l.transforms.is_empty());
+    assert!(l.base.is_none());
+    assert_eq!(l.tree.total(NodeId::ROOT), 14);
+}
+
+#[test]
+fn min_width_cycles_through_the_job_thread_and_switches_off() {
+    let (mut app, rx) = app();
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        app.update(Action::MinWidth);
+        app.job_done(finished(&rx));
+        seen.push(loaded(&app).transforms.clone());
+    }
+    let w = |percent| vec![Transform::MinWidth { percent }];
+    assert_eq!(seen, [w(0.5), w(1.0), w(2.0), vec![]]);
+}
+
+#[test]
+fn the_inverted_view_is_built_off_the_ui_thread() {
+    let (mut app, rx) = app();
+    app.update(Action::ToggleView); // table
+    app.update(Action::ToggleView); // inverted: asked for
+    assert_eq!(app.view, View::Inverted);
+    assert!(!loaded(&app).inverted, "not built yet");
+    // Keys other than Tab wait for it.
+    app.update(Action::MoveDown);
+    assert_eq!(loaded(&app).flame.selected, NodeId::ROOT);
+    app.job_done(finished(&rx));
+    let l = loaded(&app);
+    assert!(l.inverted);
+    // Bottom-up: alloc (self 8) is a root.
+    let roots: Vec<String> = l
+        .tree
+        .child_ids(NodeId::ROOT)
+        .map(|n| {
+            let f = l.tree.frame(&l.profile, n).expect("frame");
+            l.profile.frames.name(f).into_owned()
+        })
+        .collect();
+    assert!(roots.contains(&"alloc".to_string()), "{roots:?}");
+    // Back and forth again needs no job.
+    app.update(Action::ToggleView);
+    app.update(Action::ToggleView);
+    app.update(Action::ToggleView);
+    assert!(loaded(&app).inverted);
+    assert!(rx.try_recv().is_err());
+}
+
+#[test]
+fn a_result_for_a_view_that_changed_is_dropped() {
+    let (mut app, rx) = app();
+    app.update(Action::ToggleView);
+    app.update(Action::ToggleView); // inverted asked for
+    app.update(Action::ToggleView); // back to the flame view before it came
+    let job = loaded(&app).job_push(Transform::CollapseRecursion { indirect: false });
+    // The profile changes (another value, a reload...) before the job is done.
+    let tree = default_tree(&loaded(&app).profile);
+    let l = loaded_mut(&mut app);
+    *l = Loaded::new(l.profile.clone(), tree, Orientation::Icicle, Duration::ZERO);
+    assert!(!loaded_mut(&mut app).install(jobs::run(job)));
+    // The inverted result is stale too: the view stays top-down.
+    app.job_done(finished(&rx));
+    assert!(!loaded(&app).inverted);
+    assert!(loaded(&app).transforms.is_empty());
+}
