@@ -386,15 +386,9 @@ impl State {
     }
 }
 
-/// The warning of a loader that read what it could of a cut input (pprof salvages
-/// a truncated protobuf field by field), if the profile has one.
+/// Why the profile is only what a cut input held (`ProfileMeta::incomplete`).
 fn salvaged(profile: &Profile) -> Option<String> {
-    profile
-        .warnings
-        .first
-        .iter()
-        .find(|w| w.line == 0 && w.message.starts_with("truncated or corrupt"))
-        .map(|w| w.message.clone())
+    profile.meta.incomplete.clone()
 }
 
 /// The stamp of a file read up to `offset`, from its metadata after the read: the

@@ -289,6 +289,8 @@ pub fn parse(reader: impl Read, progress: &Progress) -> Result<Profile, ParseErr
         return Err(ParseError::Cancelled);
     }
     let mut profile = convert(&message, len, progress)?;
+    // Only salvage leaves warnings here: the profile is what a cut file held.
+    profile.meta.incomplete = warnings.first().cloned();
     for w in warnings {
         profile.warnings.push(0, w);
     }
@@ -1634,6 +1636,14 @@ mod tests {
             "{:?}",
             p.warnings
         );
+        assert!(
+            p.meta
+                .incomplete
+                .as_deref()
+                .is_some_and(|m| m.contains("truncated"))
+        );
+        let whole = load(&bytes).unwrap_or_default();
+        assert_eq!(whole.meta.incomplete, None);
         // Strings last (as Go writes them): a cut there loses the names.
         let mut head = b.p.clone();
         head.sample = samples.sample;

@@ -277,6 +277,10 @@ pub struct ProfileMeta {
     pub period: Option<(i64, ValueType)>,
     /// Anything else worth showing in `ember info` (key, value).
     pub extra: Vec<(String, String)>,
+    /// The input was cut short and this is what could be read of it (a pprof
+    /// salvaged from a truncated protobuf): why. A live reload does not replace
+    /// a good profile with such a one.
+    pub incomplete: Option<String>,
 }
 
 impl Profile {
