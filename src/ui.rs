@@ -11,6 +11,7 @@ pub mod keymap;
 pub mod live;
 pub mod panels;
 pub mod sandwich;
+pub mod search_box;
 pub mod table;
 pub mod terminal;
 pub mod text;

@@ -4,44 +4,21 @@ use std::sync::Arc;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{
-    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
-};
+use crossterm::event::{Event, KeyEventKind, MouseButton, MouseEventKind};
 
 use super::flame_state::{FlameState, Orientation};
-use super::jobs::{self, Done, Job};
+use super::jobs::Job;
 use super::keymap::{Action, Keymap};
 use super::sandwich::Sandwich;
 use super::table::TableState;
 use super::theme::Theme;
 use crate::input::Progress;
-use crate::model::search::{self, Matches, Query, SearchMode, Searcher};
+use crate::model::search;
 use crate::model::{
     CallTree, ChildOrder, NodeId, Profile, SortKey, Transform, TransformError, TreeOptions,
 };
 
-/// The search box and what it found.
-#[derive(Default)]
-pub struct SearchState {
-    pub query: Query,
-    /// The box has the keyboard.
-    pub editing: bool,
-    /// Frames matching the query; `None` while the query is empty or invalid.
-    pub matches: Option<Matches>,
-    /// A regex the user is still typing may not compile yet.
-    pub error: Option<String>,
-    /// Weight of samples with a matching frame: over all, and in `coverage_zoom`.
-    pub coverage: (i64, i64),
-    pub coverage_zoom: Option<NodeId>,
-    searcher: Searcher,
-}
-
-impl SearchState {
-    /// Whether highlights are showing.
-    pub fn active(&self) -> bool {
-        self.matches.is_some()
-    }
-}
+pub use super::search_box::SearchState;
 
 /// A profile ready to explore.
 pub struct Loaded {
@@ -535,78 +512,6 @@ impl App {
         Effect::None
     }
 
-    /// Transform keys; returns false for the rest. They act on the flame view's
-    /// selection (or the table's row in the table).
-    fn transform_action(&mut self, action: Action) -> bool {
-        let view = self.view;
-        let Phase::Ready(l) = &mut self.phase else {
-            return false;
-        };
-        let frame = match view {
-            View::Table => l.table.selected(),
-            View::Flame | View::Inverted | View::Sandwich => {
-                l.tree.frame(&l.profile, l.flame.selected)
-            }
-        };
-        let exact = |f| format!("^{}$", regex::escape(&l.profile.frames.name(f)));
-        let job = match (action, frame) {
-            (Action::Undo, _) => match l.job_undo() {
-                Some(job) => job,
-                None => return true,
-            },
-            (Action::CollapseRecursion, _) => {
-                l.job_push(Transform::CollapseRecursion { indirect: false })
-            }
-            (Action::MinWidth, _) => l.job_min_width(),
-            (Action::Focus, Some(f)) => l.job_push(Transform::Focus { pattern: exact(f) }),
-            (Action::DropFunction, Some(f)) => l.job_push(Transform::Drop { pattern: exact(f) }),
-            (Action::MergeFunction, Some(f)) => l.job_push(Transform::Merge { pattern: exact(f) }),
-            (Action::HideFrame, Some(_)) if view == View::Flame => l.job_push(Transform::Hide {
-                path: l
-                    .tree
-                    .frame_path(&l.profile, l.flame.selected)
-                    .iter()
-                    .map(|&f| l.profile.frames.name(f).into_owned())
-                    .collect(),
-            }),
-            (
-                Action::Focus | Action::DropFunction | Action::MergeFunction | Action::HideFrame,
-                _,
-            ) => return true,
-            _ => return false,
-        };
-        self.request(job);
-        true
-    }
-
-    /// Runs a job on the job thread (the header says what is under way), or
-    /// here and now without one.
-    pub fn request(&mut self, job: Job) {
-        match &self.jobs {
-            Some(tx) => {
-                self.busy = Some(job.label());
-                if tx.send(job).is_err() {
-                    self.busy = None;
-                }
-            }
-            None => self.job_done(jobs::run(job)),
-        }
-    }
-
-    /// A job finished: its result goes in if its view is still on screen.
-    pub fn job_done(&mut self, done: Done) {
-        self.busy = None;
-        self.dirty = true;
-        self.search.coverage_zoom = None;
-        let Phase::Ready(l) = &mut self.phase else {
-            return;
-        };
-        let inverted = matches!(done, Done::Inverted { .. });
-        if l.install(done) && inverted && self.view == View::Inverted {
-            l.set_inverted(true);
-        }
-    }
-
     /// Keys the table handles itself; returns false for the rest.
     fn table_action(&mut self, action: Action) -> bool {
         let Phase::Ready(l) = &mut self.phase else {
@@ -638,109 +543,6 @@ impl App {
             _ => return false,
         }
         true
-    }
-
-    /// Shows every occurrence of a function in the flame view: an exact search
-    /// for it, the zoom reset and its heaviest occurrence selected.
-    pub fn focus_function(&mut self, name: &str) {
-        self.search.query = Query {
-            text: format!("^{}$", regex::escape(name)),
-            mode: SearchMode::Regex,
-            case_sensitive: true,
-        };
-        self.search.editing = false;
-        self.refresh_search();
-        self.view = View::Flame;
-        let Phase::Ready(l) = &mut self.phase else {
-            return;
-        };
-        l.sandwich = None;
-        l.set_inverted(false);
-        let Loaded {
-            profile,
-            tree,
-            flame,
-            ..
-        } = &mut **l;
-        flame.reset(tree, profile);
-        if let Some(m) = &self.search.matches {
-            let nodes = search::matching_nodes(profile, tree, m, NodeId::ROOT);
-            if let Some(&best) = nodes
-                .iter()
-                .max_by_key(|&&n| (tree.total(n), std::cmp::Reverse(n)))
-            {
-                flame.select(tree, profile, best);
-            }
-        }
-    }
-
-    /// Re-runs the search after its text or options changed.
-    pub(super) fn refresh_search(&mut self) {
-        self.search.coverage_zoom = None;
-        let Phase::Ready(l) = &self.phase else {
-            return;
-        };
-        let s = &mut self.search;
-        match s.searcher.run(&l.profile.frames, &s.query) {
-            Ok(m) if !s.query.text.trim().is_empty() => {
-                s.matches = Some(m);
-                s.error = None;
-            }
-            Ok(_) => {
-                s.matches = None;
-                s.error = None;
-            }
-            Err(e) => {
-                s.matches = None;
-                s.error = Some(e);
-            }
-        }
-    }
-
-    /// Brings the search coverage up to date with the zoom; cheap when it is.
-    pub fn refresh_coverage(&mut self) {
-        let Phase::Ready(l) = &self.phase else {
-            return;
-        };
-        let s = &mut self.search;
-        let v = l.shown();
-        if let Some(m) = &s.matches
-            && s.coverage_zoom != Some(v.flame.zoom)
-        {
-            s.coverage = search::coverage(v.profile, v.tree, m, v.flame.zoom);
-            s.coverage_zoom = Some(v.flame.zoom);
-        }
-    }
-
-    /// Keys while the search box has the keyboard.
-    fn search_key(&mut self, k: &KeyEvent) -> Effect {
-        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
-        let q = &mut self.search.query;
-        match k.code {
-            KeyCode::Char('c') if ctrl => return Effect::Quit,
-            KeyCode::Char('r') if ctrl => {
-                q.mode = match q.mode {
-                    SearchMode::Fuzzy => SearchMode::Regex,
-                    SearchMode::Regex => SearchMode::Fuzzy,
-                };
-            }
-            KeyCode::Char('e') if ctrl => q.case_sensitive = !q.case_sensitive,
-            KeyCode::Char(c) if !ctrl => q.text.push(c),
-            KeyCode::Backspace => {
-                if q.text.pop().is_none() {
-                    self.search.editing = false;
-                }
-            }
-            KeyCode::Enter => self.search.editing = false,
-            KeyCode::Esc => {
-                q.text.clear();
-                self.search.editing = false;
-            }
-            _ => return Effect::None,
-        }
-        self.refresh_search();
-        self.dirty = true;
-        Effect::None
     }
 
     /// Turns a terminal event into updates.

@@ -9,8 +9,9 @@
 use std::sync::mpsc::{self, Sender};
 
 use super::Msg;
-use super::app::Loaded;
+use super::app::{App, Loaded, Phase, View};
 use super::flame_state::FlameState;
+use super::keymap::Action;
 use crate::model::{CallTree, Profile, Transform, TransformError, TreeOptions};
 
 pub enum Job {
@@ -240,6 +241,80 @@ impl Loaded {
     pub fn undo_transform(&mut self) {
         if let Some(job) = self.job_undo() {
             self.install(run(job));
+        }
+    }
+}
+
+impl App {
+    /// Transform keys; returns false for the rest. They act on the flame view's
+    /// selection (or the table's row in the table).
+    pub(super) fn transform_action(&mut self, action: Action) -> bool {
+        let view = self.view;
+        let Phase::Ready(l) = &mut self.phase else {
+            return false;
+        };
+        let frame = match view {
+            View::Table => l.table.selected(),
+            View::Flame | View::Inverted | View::Sandwich => {
+                l.tree.frame(&l.profile, l.flame.selected)
+            }
+        };
+        let exact = |f| format!("^{}$", regex::escape(&l.profile.frames.name(f)));
+        let job = match (action, frame) {
+            (Action::Undo, _) => match l.job_undo() {
+                Some(job) => job,
+                None => return true,
+            },
+            (Action::CollapseRecursion, _) => {
+                l.job_push(Transform::CollapseRecursion { indirect: false })
+            }
+            (Action::MinWidth, _) => l.job_min_width(),
+            (Action::Focus, Some(f)) => l.job_push(Transform::Focus { pattern: exact(f) }),
+            (Action::DropFunction, Some(f)) => l.job_push(Transform::Drop { pattern: exact(f) }),
+            (Action::MergeFunction, Some(f)) => l.job_push(Transform::Merge { pattern: exact(f) }),
+            (Action::HideFrame, Some(_)) if view == View::Flame => l.job_push(Transform::Hide {
+                path: l
+                    .tree
+                    .frame_path(&l.profile, l.flame.selected)
+                    .iter()
+                    .map(|&f| l.profile.frames.name(f).into_owned())
+                    .collect(),
+            }),
+            (
+                Action::Focus | Action::DropFunction | Action::MergeFunction | Action::HideFrame,
+                _,
+            ) => return true,
+            _ => return false,
+        };
+        self.request(job);
+        true
+    }
+
+    /// Runs a job on the job thread (the header says what is under way), or
+    /// here and now without one.
+    pub fn request(&mut self, job: Job) {
+        match &self.jobs {
+            Some(tx) => {
+                self.busy = Some(job.label());
+                if tx.send(job).is_err() {
+                    self.busy = None;
+                }
+            }
+            None => self.job_done(run(job)),
+        }
+    }
+
+    /// A job finished: its result goes in if its view is still on screen.
+    pub fn job_done(&mut self, done: Done) {
+        self.busy = None;
+        self.dirty = true;
+        self.search.coverage_zoom = None;
+        let Phase::Ready(l) = &mut self.phase else {
+            return;
+        };
+        let inverted = matches!(done, Done::Inverted { .. });
+        if l.install(done) && inverted && self.view == View::Inverted {
+            l.set_inverted(true);
         }
     }
 }
