@@ -277,3 +277,31 @@ fn the_worker_follows_a_file_that_grows_is_replaced_and_comes_back() {
     assert_eq!(replaced.loaded.tree.total(NodeId::ROOT), 3);
     assert_eq!(replaced.added, -27);
 }
+
+#[test]
+fn the_table_keeps_its_sort_and_row_across_a_reload() {
+    let mut app = app(true);
+    app.update(Action::ToggleView);
+    assert_eq!(app.view, View::Table);
+    app.update(Action::SortName);
+    {
+        let l = match &mut app.phase {
+            Phase::Ready(l) => l,
+            Phase::Loading { .. } => panic!("loading"),
+        };
+        l.table.ensure(&l.profile, &l.tree);
+    }
+    app.update(Action::MoveDown); // alloc, hash, main...: on hash
+    let name = |app: &App| {
+        let l = loaded(app);
+        let f = l.table.selected().expect("a row");
+        l.profile.frames.name(f).into_owned()
+    };
+    assert_eq!(name(&app), "hash");
+    // AFTER adds draw, which sorts before hash: the row index moves, the
+    // cursor stays on the function.
+    app.reloaded(reload(load_bytes(AFTER), Vec::new(), 16));
+    assert_eq!(loaded(&app).table.sort, ember::model::SortKey::Name);
+    assert_eq!(name(&app), "hash");
+    assert_eq!(loaded(&app).table.cursor, 2);
+}

@@ -160,11 +160,13 @@ struct Place {
     flame: SavedPlace,
     inverted: Option<SavedPlace>,
     sandwich: Option<(Vec<u8>, Side, SavedPlace, SavedPlace)>,
-    table: (crate::model::SortKey, bool),
+    /// Sort key and direction, and the function under the cursor when the
+    /// table is on screen.
+    table: (crate::model::SortKey, bool, Option<Vec<u8>>),
 }
 
 impl Place {
-    fn save(l: &mut Loaded) -> Place {
+    fn save(l: &mut Loaded, view: View) -> Place {
         let inverted = l.inverted.then(|| l.flame.save(&l.tree, &l.profile));
         let sandwich = l.sandwich.as_ref().map(|sw| {
             let name = sw.callees.profile.frames.raw(sw.function).to_vec();
@@ -178,11 +180,15 @@ impl Place {
             )
         });
         l.set_inverted(false);
+        let row = (view == View::Table)
+            .then(|| l.table.selected())
+            .flatten()
+            .map(|f| l.profile.frames.raw(f).to_vec());
         Place {
             flame: l.flame.save(&l.tree, &l.profile),
             inverted,
             sandwich,
-            table: (l.table.sort, l.table.descending),
+            table: (l.table.sort, l.table.descending, row),
         }
     }
 
@@ -191,7 +197,12 @@ impl Place {
         // orientations are at hand and swapping is free.
         l.set_inverted(false);
         l.flame.restore(&l.tree, &l.profile, &self.flame);
-        (l.table.sort, l.table.descending) = self.table;
+        let (sort, descending, row) = self.table;
+        (l.table.sort, l.table.descending) = (sort, descending);
+        if let Some(f) = row.and_then(|name| l.profile.frames.get(&name)) {
+            l.table.ensure(&l.profile, &l.tree);
+            l.table.select_frame(f);
+        }
         if let Some(p) = &self.inverted {
             l.set_inverted(true);
             l.flame.restore(&l.tree, &l.profile, p);
@@ -259,7 +270,7 @@ impl App {
             self.set_loaded(loaded);
             return;
         };
-        let place = Place::save(old);
+        let place = Place::save(old, self.view);
         // The user may have transformed since the worker started building.
         if loaded.transforms != old.transforms {
             let base = loaded.base.take().unwrap_or_else(|| loaded.profile.clone());

@@ -75,6 +75,17 @@ impl TableState {
         self.len() == 0
     }
 
+    /// Puts the cursor on `f`'s row, if it has one.
+    pub fn select_frame(&mut self, f: FrameId) {
+        let row = self
+            .table
+            .as_ref()
+            .and_then(|t| t.rows.iter().position(|r| r.frame == f));
+        if let Some(i) = row {
+            self.cursor = i;
+        }
+    }
+
     pub fn move_by(&mut self, delta: isize) {
         let n = self.len();
         if n == 0 {
