@@ -372,3 +372,21 @@ fn top_succeeds_when_the_reader_closes_the_pipe_early() {
     assert!(o.status.success(), "status {:?}: {}", o.status, stderr(&o));
     assert!(o.stderr.is_empty(), "{}", stderr(&o));
 }
+
+#[test]
+fn watch_dir_must_be_a_directory_and_excludes_a_profile() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("no-such-dir");
+    let o = run_path(&["--watch-dir"], &missing);
+    assert_fails_naming(&o, "no-such-dir");
+    assert!(stderr(&o).contains("not a directory"), "{}", stderr(&o));
+    let input = common::write_input("w.folded", b"a;b 1\n");
+    let o = ember()
+        .arg("--watch-dir")
+        .arg(dir.path())
+        .arg(&input.path)
+        .output()
+        .expect("running ember");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+}
