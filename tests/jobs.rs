@@ -162,3 +162,26 @@ fn a_result_for_a_view_that_changed_is_dropped() {
     assert!(!loaded(&app).inverted);
     assert!(loaded(&app).transforms.is_empty());
 }
+
+#[test]
+fn an_inverted_view_asked_for_during_a_transform_still_comes() {
+    let (mut app, rx) = app();
+    select(&mut app, &["main", "hash"]);
+    app.update(Action::DropFunction); // job 1
+    app.update(Action::ToggleView); // table
+    app.update(Action::ToggleView); // inverted: job 2, made for the old view
+    assert!(app.busy.is_some());
+    app.job_done(finished(&rx)); // the drop: renews the view, job 2 goes stale
+    assert!(app.busy.is_some(), "the inverted view is still under way");
+    app.job_done(finished(&rx)); // stale: dropped, and asked for again
+    app.job_done(finished(&rx));
+    assert!(app.busy.is_none());
+    let l = loaded(&app);
+    assert!(l.inverted, "the inverted view is shown");
+    assert_eq!(
+        l.tree.total(NodeId::ROOT),
+        10,
+        "of the transformed profile (hash dropped)"
+    );
+    assert!(rx.try_recv().is_err());
+}

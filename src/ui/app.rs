@@ -239,6 +239,8 @@ pub struct App {
     pub jobs: Option<Sender<Job>>,
     /// What the job thread is doing, for the header.
     pub busy: Option<String>,
+    /// Jobs sent and not back yet.
+    pub(super) pending_jobs: usize,
     last_click: Option<(Instant, NodeId)>,
 }
 
@@ -269,6 +271,7 @@ impl App {
             live: None,
             jobs: None,
             busy: None,
+            pending_jobs: 0,
             last_click: None,
         }
     }

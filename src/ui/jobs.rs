@@ -295,9 +295,10 @@ impl App {
     pub fn request(&mut self, job: Job) {
         match &self.jobs {
             Some(tx) => {
-                self.busy = Some(job.label());
-                if tx.send(job).is_err() {
-                    self.busy = None;
+                let label = job.label();
+                if tx.send(job).is_ok() {
+                    self.busy = Some(label);
+                    self.pending_jobs += 1;
                 }
             }
             None => self.job_done(run(job)),
@@ -306,7 +307,10 @@ impl App {
 
     /// A job finished: its result goes in if its view is still on screen.
     pub fn job_done(&mut self, done: Done) {
-        self.busy = None;
+        self.pending_jobs = self.pending_jobs.saturating_sub(1);
+        if self.pending_jobs == 0 {
+            self.busy = None;
+        }
         self.dirty = true;
         self.search.coverage_zoom = None;
         let Phase::Ready(l) = &mut self.phase else {
@@ -315,6 +319,28 @@ impl App {
         let inverted = matches!(done, Done::Inverted { .. });
         if l.install(done) && inverted && self.view == View::Inverted {
             l.set_inverted(true);
+        }
+        self.ensure_inverted();
+    }
+
+    /// The inverted view is asked for but not built (its job's result went
+    /// stale: a transform or a reload came first): ask again.
+    pub(super) fn ensure_inverted(&mut self) {
+        if self.view != View::Inverted || self.pending_jobs > 0 {
+            return;
+        }
+        let job = match &self.phase {
+            Phase::Ready(l) if !l.inverted => l.job_invert(),
+            _ => None,
+        };
+        match job {
+            Some(job) => self.request(job),
+            None => {
+                if let Phase::Ready(l) = &mut self.phase {
+                    // Built already (kept aside): just show it.
+                    l.set_inverted(true);
+                }
+            }
         }
     }
 }

@@ -289,6 +289,7 @@ impl App {
         }
         self.phase = Phase::Ready(loaded);
         self.refresh_search();
+        self.ensure_inverted();
         self.dirty = true;
     }
 

@@ -154,7 +154,10 @@ fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
     match view {
         View::Inverted if !l.inverted => {
             // Still being built on the job thread.
-            let text = format!("{}…", cx.busy.unwrap_or("building the inverted view"));
+            let text = format!(
+                "{}…",
+                sanitize(cx.busy.unwrap_or("building the inverted view"))
+            );
             frame.render_widget(Paragraph::new(text).style(theme.status_label), graph);
         }
         View::Flame | View::Inverted => {
@@ -375,7 +378,11 @@ fn draw_header(frame: &mut Frame, area: Rect, l: &Loaded, cx: &Context) {
         parts.push(Span::styled(" ", theme.header));
     }
     if let Some(busy) = cx.busy {
-        parts.push(Span::styled(format!(" {busy}… "), theme.header_accent));
+        // A transform's label carries a pattern made of frame names.
+        parts.push(Span::styled(
+            format!(" {}… ", sanitize(busy)),
+            theme.header_accent,
+        ));
         parts.push(Span::styled(" ", theme.header));
     }
     parts.extend([
