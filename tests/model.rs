@@ -342,11 +342,12 @@ fn every_reader_interns_each_stack_once() {
 #[test]
 fn noise_is_judged_by_sample_counts_even_when_time_is_shown() {
     use ember::model::{Unit, ValueType};
-    // pprof's CPU shape: samples/count next to cpu/nanoseconds.
+    // pprof's CPU shape as the reader makes it: samples/count next to
+    // cpu/nanoseconds.
     let mut p = Profile::new(
         "test",
         vec![
-            ValueType::samples(),
+            ValueType::new("samples", Unit::Count),
             ValueType::new("cpu", Unit::Nanoseconds),
         ],
     );
@@ -367,6 +368,12 @@ fn noise_is_judged_by_sample_counts_even_when_time_is_shown() {
     // Shown as samples, the counts are the values themselves.
     let count = CallTree::build(&p, TreeOptions::default());
     assert_eq!(count.samples(node(&p, &count, &["main"])), Some(123.0));
+    // Other counts (objects, bytes) are no sample counts.
+    let mut objects = Profile::new("test", vec![ValueType::new("objects", Unit::Count)]);
+    let s = objects.intern_path([&b"main"[..]]);
+    objects.push_sample(s, &[5]);
+    let tree = CallTree::build(&objects, TreeOptions::default());
+    assert_eq!(tree.samples(NodeId::ROOT), None);
     // Time alone says nothing about how many samples there were.
     let mut bare = Profile::new("test", vec![ValueType::new("cpu", Unit::Nanoseconds)]);
     let s = bare.intern_path([&b"main"[..]]);

@@ -88,6 +88,13 @@ impl ValueType {
         }
     }
 
+    /// Whether the value counts samples: folded counts, perf's `samples`, and
+    /// pprof's `samples/count` (a count whose kind is "samples"). What noise-level
+    /// and "+N samples" are judged by.
+    pub fn counts_samples(&self) -> bool {
+        self.unit == Unit::Samples || (self.unit == Unit::Count && self.kind == "samples")
+    }
+
     /// The scale that turns a stored integer into the real value.
     pub fn scale(&self) -> f64 {
         10f64.powi(i32::from(self.decimals))

@@ -6,7 +6,7 @@
 //! reuses the table and never re-parses.
 
 use super::frames::FrameId;
-use super::profile::{Profile, Unit};
+use super::profile::{Profile, ValueType};
 use super::stacks::{NO_PREFIX, StackId};
 
 /// Index of a node in a [`CallTree`]; `NodeId::ROOT` is the synthetic root.
@@ -109,7 +109,7 @@ impl CallTree {
         drop(live);
         let shown = profile.value_types.get(value);
         let (counts, sample_scale) = match shown {
-            Some(vt) if vt.unit == Unit::Samples => (None, vt.scale()),
+            Some(vt) if vt.counts_samples() => (None, vt.scale()),
             _ => (sample_counts(profile, range), 0.0),
         };
         let mut tree = CallTree {
@@ -291,7 +291,7 @@ fn sample_counts(profile: &Profile, range: std::ops::Range<usize>) -> Option<Vec
     let idx = profile
         .value_types
         .iter()
-        .position(|vt| vt.unit == Unit::Samples)?;
+        .position(ValueType::counts_samples)?;
     let scale = profile.value_types[idx].scale().max(1.0);
     let mut total = vec![0i64; profile.stacks.len() + 1];
     let stacks = &profile.samples.stack[range.clone()];

@@ -8,7 +8,7 @@ use ratatui::widgets::StatefulWidget;
 
 use super::text::fit;
 use super::theme::Theme;
-use crate::model::{CallTree, FrameId, Profile, SortKey, TopTable, TreeOptions, Unit};
+use crate::model::{CallTree, FrameId, Profile, SortKey, TopTable, TreeOptions, Unit, ValueType};
 use crate::output::{human, percent, value_grouped};
 
 /// Fewer samples than this cannot be told apart from chance.
@@ -106,12 +106,12 @@ impl TableState {
         frame: FrameId,
         row_self: i64,
         row_total: i64,
-        unit: &Unit,
+        shown: &ValueType,
     ) -> Option<(i64, i64)> {
-        match (&self.counts, unit) {
-            (_, Unit::Samples) => Some((row_self, row_total)),
-            (Some(c), _) => c.get(frame.0 as usize).copied(),
-            _ => None,
+        match &self.counts {
+            _ if shown.counts_samples() => Some((row_self, row_total)),
+            Some(c) => c.get(frame.0 as usize).copied(),
+            None => None,
         }
     }
 }
@@ -120,13 +120,13 @@ impl TableState {
 /// shown one is something else (pprof's cpu nanoseconds next to samples/count).
 fn sample_counts(profile: &Profile, tree: &CallTree) -> Option<Vec<(i64, i64)>> {
     let shown = &profile.value_types[tree.options.value];
-    if shown.unit == Unit::Samples {
+    if shown.counts_samples() {
         return None;
     }
     let idx = profile
         .value_types
         .iter()
-        .position(|vt| vt.unit == Unit::Samples)?;
+        .position(ValueType::counts_samples)?;
     let t = CallTree::build(
         profile,
         TreeOptions {
@@ -201,7 +201,7 @@ impl StatefulWidget for TableView<'_> {
         };
         for (i, r) in table.rows.iter().enumerate().skip(state.offset).take(rows) {
             let y = area.y + 1 + (i - state.offset) as u16;
-            let counts = state.samples_of(r.frame, r.self_weight, r.total, &vt.unit);
+            let counts = state.samples_of(r.frame, r.self_weight, r.total, vt);
             let noise = counts.is_some_and(|(_, t)| t < NOISE_SAMPLES);
             let hot = counts.is_some_and(|(_, t)| t >= NOISE_SAMPLES)
                 && percent(r.total, all) >= HOTSPOT_PERCENT;

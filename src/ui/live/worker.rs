@@ -67,7 +67,7 @@ fn sample_count(p: &Profile) -> i64 {
     match p
         .value_types
         .iter()
-        .position(|vt| vt.unit == crate::model::Unit::Samples)
+        .position(crate::model::ValueType::counts_samples)
     {
         Some(i) => (p.total(i) as f64 / p.value_types[i].scale()).round() as i64,
         None => p.samples.len() as i64,
