@@ -148,19 +148,22 @@ fn the_inverted_view_is_built_off_the_ui_thread() {
 #[test]
 fn a_result_for_a_view_that_changed_is_dropped() {
     let (mut app, rx) = app();
-    app.update(Action::ToggleView);
-    app.update(Action::ToggleView); // inverted asked for
-    app.update(Action::ToggleView); // back to the flame view before it came
     let job = loaded(&app).job_push(Transform::CollapseRecursion { indirect: false });
-    // The profile changes (another value, a reload...) before the job is done.
-    let tree = default_tree(&loaded(&app).profile);
+    app.update(Action::ToggleView);
+    app.update(Action::ToggleView); // the inverted view is asked for
+    // The profile changes (a reload, say) before either job is done.
     let l = loaded_mut(&mut app);
+    let tree = default_tree(&l.profile);
     *l = Loaded::new(l.profile.clone(), tree, Orientation::Icicle, Duration::ZERO);
     assert!(!loaded_mut(&mut app).install(jobs::run(job)));
-    // The inverted result is stale too: the view stays top-down.
+    assert!(loaded(&app).transforms.is_empty());
+    // The stale inverted view is not shown; it is asked for again, of the new
+    // profile, and that one is.
     app.job_done(finished(&rx));
     assert!(!loaded(&app).inverted);
-    assert!(loaded(&app).transforms.is_empty());
+    assert!(app.busy.is_some(), "asked again");
+    app.job_done(finished(&rx));
+    assert!(loaded(&app).inverted);
 }
 
 #[test]

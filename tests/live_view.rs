@@ -136,8 +136,24 @@ fn a_reload_re_applies_transforms_added_while_it_was_built() {
     if let Phase::Ready(l) = &mut app.phase {
         l.push_transform(drop.clone());
     }
-    // The worker built its view before the user's transform reached it.
+    // The worker built its view before the user's transform reached it: that
+    // view is not shown, and the worker is told the transforms and asked again.
     app.reloaded(reload(load_bytes(AFTER), Vec::new(), 19));
+    assert_eq!(
+        loaded(&app).tree.total(NodeId::ROOT),
+        14 - 5,
+        "the old view"
+    );
+    let live = app.live.as_ref().expect("live");
+    assert_eq!(
+        live.settings.lock().expect("lock").transforms,
+        std::slice::from_ref(&drop)
+    );
+    // A worker that keeps sending views without them (here: nobody listens)
+    // gets its view transformed on the UI thread after three tries.
+    for _ in 0..3 {
+        app.reloaded(reload(load_bytes(AFTER), Vec::new(), 19));
+    }
     let l = loaded(&app);
     assert_eq!(l.transforms, [drop]);
     assert_eq!(l.tree.total(NodeId::ROOT), 30 - 11);
@@ -304,4 +320,79 @@ fn the_table_keeps_its_sort_and_row_across_a_reload() {
     assert_eq!(loaded(&app).table.sort, ember::model::SortKey::Name);
     assert_eq!(name(&app), "hash");
     assert_eq!(loaded(&app).table.cursor, 2);
+}
+
+/// An App with a job thread and a live handle, as `ember FILE` runs.
+fn live_app_with_jobs() -> (App, mpsc::Receiver<Msg>) {
+    let mut app = app(true);
+    let (tx, rx) = mpsc::channel();
+    app.jobs = Some(ember::ui::jobs::spawn(tx).expect("job thread"));
+    (app, rx)
+}
+
+fn job_result(rx: &mpsc::Receiver<Msg>) -> ember::ui::jobs::Done {
+    match rx.recv_timeout(Duration::from_secs(10)) {
+        Ok(Msg::Job(done)) => *done,
+        Ok(_) => panic!("unexpected message"),
+        Err(e) => panic!("no job result: {e}"),
+    }
+}
+
+#[test]
+fn a_transform_still_running_when_a_reload_lands_is_kept() {
+    let (mut app, rx) = live_app_with_jobs();
+    select(&mut app, &["main", "hash"]);
+    app.update(Action::DropFunction);
+    app.sync_live();
+    // The worker builds with what it was told: the drop, though not done yet.
+    let told = app
+        .live
+        .as_ref()
+        .expect("live")
+        .settings
+        .lock()
+        .expect("lock")
+        .transforms
+        .clone();
+    assert_eq!(told.len(), 1);
+    app.reloaded(reload(load_bytes(AFTER), told.clone(), 16));
+    assert_eq!(loaded(&app).transforms, told);
+    assert_eq!(
+        loaded(&app).tree.total(NodeId::ROOT),
+        26,
+        "30 less hash's 4"
+    );
+    // The job's own result is stale now, and nothing more is needed.
+    app.job_done(job_result(&rx));
+    assert_eq!(loaded(&app).transforms, told);
+    assert!(app.busy.is_none());
+    assert!(rx.try_recv().is_err());
+}
+
+#[test]
+fn a_reload_built_before_a_transform_is_replaced_not_shown() {
+    let (mut app, rx) = live_app_with_jobs();
+    select(&mut app, &["main", "hash"]);
+    app.update(Action::DropFunction);
+    app.sync_live();
+    // This view was built before the worker heard of the drop.
+    app.reloaded(reload(load_bytes(AFTER), Vec::new(), 16));
+    assert_eq!(loaded(&app).tree.total(NodeId::ROOT), 14, "not shown");
+    app.job_done(job_result(&rx));
+    assert_eq!(loaded(&app).transforms.len(), 1);
+    assert_eq!(
+        loaded(&app).tree.total(NodeId::ROOT),
+        10,
+        "14 less hash's 4"
+    );
+}
+
+#[test]
+fn a_reload_keeps_the_value_type_and_order_picked_while_it_was_built() {
+    let mut app = app(true);
+    app.update(Action::ToggleOrder);
+    let order = loaded(&app).tree.options.order;
+    // The worker's view still has the old order.
+    app.reloaded(reload(load_bytes(AFTER), Vec::new(), 16));
+    assert_eq!(loaded(&app).tree.options.order, order);
 }

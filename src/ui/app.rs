@@ -241,6 +241,8 @@ pub struct App {
     pub busy: Option<String>,
     /// Jobs sent and not back yet.
     pub(super) pending_jobs: usize,
+    /// The transforms a running job will bring (what a reload must have).
+    pub(super) wanted_transforms: Option<Vec<Transform>>,
     last_click: Option<(Instant, NodeId)>,
 }
 
@@ -272,6 +274,7 @@ impl App {
             jobs: None,
             busy: None,
             pending_jobs: 0,
+            wanted_transforms: None,
             last_click: None,
         }
     }
@@ -319,13 +322,8 @@ impl App {
             }
             return Effect::None;
         }
-        if matches!(self.phase, Phase::Loading { .. }) {
-            return Effect::None;
-        }
-        if action == Action::ToggleDetail {
-            self.show_detail = !self.show_detail;
-            return Effect::None;
-        }
+        // Live keys work while loading too: a --watch-dir whose newest file is
+        // unreadable can be stepped back from before anything is shown.
         match action {
             Action::Freeze => self.toggle_freeze(),
             Action::LiveMode => self.next_live_mode(),
@@ -337,6 +335,13 @@ impl App {
             action,
             Action::Freeze | Action::LiveMode | Action::OlderProfile | Action::NewerProfile
         ) {
+            return Effect::None;
+        }
+        if matches!(self.phase, Phase::Loading { .. }) {
+            return Effect::None;
+        }
+        if action == Action::ToggleDetail {
+            self.show_detail = !self.show_detail;
             return Effect::None;
         }
         if action == Action::ToggleView {
@@ -379,6 +384,7 @@ impl App {
                     | Action::MinWidth
                     | Action::Undo
                     | Action::NextValue
+                    | Action::Sandwich
             )
         {
             let text = format!("still {busy}: try again when it is done");

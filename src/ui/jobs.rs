@@ -206,12 +206,20 @@ impl Loaded {
                 true
             }
             Done::Transformed { id, all, result } => {
-                if id != self.id || self.inverted {
+                if id != self.id {
                     return false;
                 }
+                // Shown while the job ran: the App asks for it again, of the
+                // transformed profile.
+                self.set_inverted(false);
                 match result {
                     Err(e) => self.transform_error = Some(e.to_string()),
-                    Ok((shown, tree)) => {
+                    Ok((shown, mut tree)) => {
+                        // The order may have been switched while the job ran.
+                        let order = self.tree.options.order;
+                        if tree.options.order != order {
+                            tree.set_order(&shown, order);
+                        }
                         let place = self.flame.save(&self.tree, &self.profile);
                         let old = std::mem::replace(&mut self.profile, shown);
                         if self.base.is_none() {
@@ -296,7 +304,14 @@ impl App {
         match &self.jobs {
             Some(tx) => {
                 let label = job.label();
+                let all = match &job {
+                    Job::Transform { all, .. } => Some(all.clone()),
+                    Job::Invert { .. } => None,
+                };
                 if tx.send(job).is_ok() {
+                    if all.is_some() {
+                        self.wanted_transforms = all;
+                    }
                     self.busy = Some(label);
                     self.pending_jobs += 1;
                 }
@@ -317,8 +332,22 @@ impl App {
             return;
         };
         let inverted = matches!(done, Done::Inverted { .. });
-        if l.install(done) && inverted && self.view == View::Inverted {
+        let transformed = match &done {
+            Done::Transformed { all, .. } => Some(all.clone()),
+            Done::Inverted { .. } => None,
+        };
+        let installed = l.install(done);
+        if installed && inverted && self.view == View::Inverted {
             l.set_inverted(true);
+        }
+        if let Some(all) = transformed {
+            self.wanted_transforms = None;
+            if !installed && l.transforms != all {
+                // A reload replaced the view first, without them: apply them to it.
+                let job = l.job_replace(all, "re-applying the transforms".into());
+                self.request(job);
+                return;
+            }
         }
         self.ensure_inverted();
     }

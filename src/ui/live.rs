@@ -17,7 +17,7 @@ use super::app::{App, Loaded, Phase, View};
 use super::flame_state::SavedPlace;
 use super::sandwich::{Sandwich, Side};
 use crate::input::Progress;
-use crate::model::{CallTree, ChildOrder, Transform};
+use crate::model::{CallTree, ChildOrder, Transform, TreeOptions};
 
 pub use worker::{build, spawn_dir, spawn_file, spawn_stdin};
 
@@ -115,6 +115,8 @@ pub struct LiveStatus {
     pub file: Option<(String, usize, usize)>,
     /// The mode whose window the profile has no timestamps for.
     pub no_time: bool,
+    /// Views dropped in a row because their transforms were out of date.
+    pub stale_views: u32,
 }
 
 /// The App's handle on the worker.
@@ -150,7 +152,7 @@ impl Live {
     }
 
     /// Asks the worker to rebuild with new settings.
-    fn poke(&self) {
+    pub(super) fn poke(&self) {
         let _ = self.wake.send(Wake::Settings);
     }
 }
@@ -203,7 +205,11 @@ impl Place {
             l.table.ensure(&l.profile, &l.tree);
             l.table.select_frame(f);
         }
-        if let Some(p) = &self.inverted {
+        // Only when the worker built it: inverting here would stall the UI
+        // (the App asks the job thread for it instead).
+        if let Some(p) = &self.inverted
+            && l.alt.is_some()
+        {
             l.set_inverted(true);
             l.flame.restore(&l.tree, &l.profile, p);
         }
@@ -222,7 +228,11 @@ impl Place {
                     pane.reset();
                 }
             }
-            l.sandwich = Some(Box::new(sw));
+            // Still interned but in no stack now (dropped, outside the window):
+            // the view it was opened from is shown instead.
+            if sw.through > 0 {
+                l.sandwich = Some(Box::new(sw));
+            }
         }
     }
 }
@@ -270,22 +280,50 @@ impl App {
             self.set_loaded(loaded);
             return;
         };
-        let place = Place::save(old, self.view);
-        // The user may have transformed since the worker started building.
-        if loaded.transforms != old.transforms {
+        // The worker builds with the transforms it was last told of (those of a
+        // job still running included). If the user changed them since, this
+        // view is stale: the worker is asked for another, which will have them.
+        let expected = self.wanted_transforms.as_ref().unwrap_or(&old.transforms);
+        if loaded.transforms != *expected {
+            if let Some(live) = &mut self.live
+                && live.status.stale_views < 3
+            {
+                live.status.stale_views += 1;
+                live.settings().transforms = expected.clone();
+                live.poke();
+                return;
+            }
+            // Still stale after asking again (a transform that fails on the new
+            // data): apply the user's list here.
             let base = loaded.base.take().unwrap_or_else(|| loaded.profile.clone());
             let tree = CallTree::build(&base, loaded.tree.options.clone());
             let mut rebuilt = Loaded::new(base, tree, self.orientation, loaded.load_time);
-            if rebuilt.apply_transforms(old.transforms.clone()).is_ok() {
+            if rebuilt.apply_transforms(expected.clone()).is_ok() {
                 *loaded = rebuilt;
             }
+        }
+        if let Some(live) = &mut self.live {
+            live.status.stale_views = 0;
+        }
+        let place = Place::save(old, self.view);
+        // The value type or order the user picked since the worker started.
+        let (value, order) = (old.tree.options.value, old.tree.options.order);
+        if loaded.tree.options.value != value && value < loaded.profile.value_types.len() {
+            let options = TreeOptions {
+                value,
+                order,
+                samples: None,
+            };
+            let tree = CallTree::build(&loaded.profile, options);
+            loaded.set_tree(tree, None);
+        } else if loaded.tree.options.order != order {
+            loaded.tree.set_order(&loaded.profile, order);
         }
         loaded.transform_error = old.transform_error.take();
         place.restore(&mut loaded);
         if self.view == View::Sandwich && loaded.sandwich.is_none() {
             // The function is gone from the new profile.
             self.view = self.return_view;
-            loaded.set_inverted(self.view == View::Inverted);
         }
         self.phase = Phase::Ready(loaded);
         self.refresh_search();
@@ -361,7 +399,11 @@ impl App {
             .then(|| l.profile.value_types.get(v).map(|vt| vt.kind.clone()))
             .flatten();
         s.order = l.tree.options.order;
-        s.inverted = l.inverted;
+        // Also while the job thread still builds it: a reload then brings it.
+        s.inverted = l.inverted || self.view == View::Inverted;
+        if let Some(wanted) = &self.wanted_transforms {
+            s.transforms = wanted.clone();
+        }
     }
 }
 

@@ -269,8 +269,9 @@ impl App {
         self.view = self.return_view;
         if let Phase::Ready(l) = &mut self.phase {
             l.sandwich = None;
-            l.set_inverted(self.view == View::Inverted);
         }
+        // Back to the inverted view: kept aside, or built on the job thread.
+        self.ensure_inverted();
     }
 
     /// Keys in the callers / callees view; false for those handled elsewhere

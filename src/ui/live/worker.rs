@@ -158,13 +158,19 @@ impl Worker {
         let mut rebuild = false;
         let mut said_problem = false;
         loop {
+            // A change during a whole read of pprof or JSON makes it stale, so the
+            // change cancels it. A line format's read is not cancelled: what it
+            // read stays good and appends continue it (cancelling would restart
+            // it from byte 0 at every write of a busy writer).
+            let cancellable = !self.first && follower.format().is_none_or(|f| !f.reads_lines());
             let progress = if self.first {
                 self.progress.clone()
             } else {
-                let p = Progress::new();
-                *lock(&self.current) = Some(p.clone());
-                p
+                Progress::new()
             };
+            if cancellable {
+                *lock(&self.current) = Some(progress.clone());
+            }
             let update = follower.poll(&progress);
             *lock(&self.current) = None;
             let changed = matches!(
@@ -188,7 +194,8 @@ impl Worker {
                 // A newer change cancelled a whole read; its wake is queued.
                 Update::Incomplete(LoadError::Cancelled) if !self.first => rebuild,
                 Update::Incomplete(e) => {
-                    if self.first && !matches!(e, LoadError::Empty { .. }) {
+                    // (In a directory the next file may be good: keep waiting.)
+                    if self.first && dir.is_none() && !matches!(e, LoadError::Empty { .. }) {
                         // Nothing good was ever shown: the error is the answer.
                         let _ = self.tx.send(Msg::LoadFailed(e));
                         return None;
@@ -288,6 +295,21 @@ impl Worker {
     }
 }
 
+/// A worker thread's body, with a panic reported to the UI instead of leaving
+/// it waiting for a view that never comes.
+fn guarded(
+    tx: Sender<Msg>,
+    body: impl FnOnce() + Send + 'static,
+) -> impl FnOnce() + Send + 'static {
+    move || {
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).is_err() {
+            let m =
+                crate::ui::terminal::take_worker_panic().unwrap_or_else(|| "unknown panic".into());
+            let _ = tx.send(Msg::WorkerPanicked(m));
+        }
+    }
+}
+
 /// Follows `path` (watching its directory) on a worker thread.
 pub fn spawn_file(
     tx: Sender<Msg>,
@@ -301,10 +323,10 @@ pub fn spawn_file(
     let watch = live::watch_file(&path, worker.on_change()).map_err(std::io::Error::other)?;
     std::thread::Builder::new()
         .name("ember-live".into())
-        .spawn(move || {
+        .spawn(guarded(worker.tx.clone(), move || {
             let _watch = watch;
             worker.follow(&path, None, None);
-        })?;
+        }))?;
     Ok(live)
 }
 
@@ -321,7 +343,7 @@ pub fn spawn_dir(
     let watch = live::watch_dir(&dir, worker.on_change()).map_err(std::io::Error::other)?;
     std::thread::Builder::new()
         .name("ember-live".into())
-        .spawn(move || {
+        .spawn(guarded(worker.tx.clone(), move || {
             let _watch = watch;
             loop {
                 let Some(path) = worker.dir_target(&dir) else {
@@ -348,7 +370,7 @@ pub fn spawn_dir(
                     return;
                 }
             }
-        })?;
+        }))?;
     Ok(live)
 }
 
@@ -370,7 +392,7 @@ pub fn spawn_stdin(
     );
     std::thread::Builder::new()
         .name("ember-live".into())
-        .spawn(move || {
+        .spawn(guarded(worker.tx.clone(), move || {
             let mut last: Option<Profile> = None;
             let result = live::follow_reader(
                 std::io::stdin(),
@@ -378,9 +400,12 @@ pub fn spawn_stdin(
                 &options,
                 &progress,
                 Duration::from_millis(500),
-                |p, _done| {
-                    if worker.send(p.clone(), None, Change::Data) {
-                        last = Some(p);
+                |p, done| {
+                    // Only the final profile is kept, for mode changes after
+                    // the stream ends; snapshots go straight to the UI.
+                    let keep = done.then(|| p.clone());
+                    if worker.send(p, None, Change::Data) && keep.is_some() {
+                        last = keep;
                     }
                 },
             );
@@ -406,6 +431,6 @@ pub fn spawn_stdin(
                     return;
                 }
             }
-        })?;
+        }))?;
     Ok(live)
 }
