@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::io::Read;
 
 use super::ParseError;
-use super::speedscope::json::{self, Decimals};
+use super::json::{self, Decimals};
 use crate::input::Progress;
 use crate::model::{FrameId, FrameKind, FrameMeta, Profile, StackId, ThreadInfo, Unit, ValueType};
 
@@ -246,12 +246,7 @@ impl Out {
 
 /// µs (possibly fractional, possibly huge) as nanoseconds, clamped to u64.
 fn us_to_ns(us: f64) -> u64 {
-    let ns = (us * 1000.0).round();
-    if ns.is_finite() && ns > 0.0 {
-        ns.min(u64::MAX as f64) as u64
-    } else {
-        0
-    }
+    json::to_ns(us, 1e3)
 }
 
 /// The `.cpuprofile` node table and speedscope's way of turning samples into stacks.
@@ -260,7 +255,7 @@ mod cpu {
 
     use super::{Out, us_to_ns};
     use crate::formats::ParseError;
-    use crate::formats::speedscope::json::Index;
+    use crate::formats::json::Index;
     use crate::input::Progress;
     use crate::model::{FrameId, FrameKind, StackId};
 
@@ -889,7 +884,7 @@ mod trace {
 
     use super::{Out, cpu, us_to_ns};
     use crate::formats::ParseError;
-    use crate::formats::speedscope::json::{self, Decimals, Index, Num};
+    use crate::formats::json::{self, Decimals, Index, Num};
     use crate::input::Progress;
     use crate::model::{FrameKind, Profile, StackId, ThreadInfo};
 

@@ -24,7 +24,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::ParseError;
-use super::speedscope::json::{self, Decimals, Index};
+use super::json::{self, Decimals, Index};
 use crate::input::Progress;
 use crate::model::{FrameId, FrameKind, FrameMeta, Profile, StackId, ThreadInfo, Unit, ValueType};
 
@@ -267,7 +267,7 @@ impl Table {
 
     /// Cell `col` of row `row` (raw format).
     fn get(&self, row: usize, col: Option<usize>) -> Option<f64> {
-        self.data.row(row).get(col?)?.0
+        self.data.get(row).get(col?)?.0
     }
 }
 
@@ -331,76 +331,16 @@ impl<'de> Deserialize<'de> for Cell {
     }
 }
 
-/// `data` rows stored flat: one allocation, not one per row.
-#[derive(Default)]
-struct Rows {
-    cells: Vec<Cell>,
-    ends: Vec<usize>,
-}
+/// `data` rows, stored flat: one allocation, not one per row.
+type Rows = json::Flat<Cell>;
 
-impl Rows {
-    fn len(&self) -> usize {
-        self.ends.len()
-    }
+impl json::FlatItem for Cell {
+    const ARRAY: &'static str = "an array of rows";
+    const INNER: &'static str = "a table row";
+    const LENIENT: bool = true;
 
-    fn row(&self, i: usize) -> &[Cell] {
-        let Some(&end) = self.ends.get(i) else {
-            return &[];
-        };
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.cells[start..end]
-    }
-}
-
-struct RowSeed<'a>(&'a mut Vec<Cell>);
-
-impl<'de> de::DeserializeSeed<'de> for RowSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for RowSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a table row")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(c) = seq.next_element::<Cell>()? {
-            self.0.push(c);
-        }
-        Ok(())
-    }
-    // Very old profiles write some rows as objects; such a row has no cells.
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-}
-
-struct RowsVisitor;
-
-impl<'de> Visitor<'de> for RowsVisitor {
-    type Value = Rows;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an array of rows")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Rows, A::Error> {
-        let mut rows = Rows::default();
-        while seq.next_element_seed(RowSeed(&mut rows.cells))?.is_some() {
-            rows.ends.push(rows.cells.len());
-        }
-        Ok(rows)
-    }
-}
-
-impl<'de> Deserialize<'de> for Rows {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_seq(RowsVisitor)
+    fn next<'de, A: SeqAccess<'de>>(seq: &mut A) -> Result<Option<Cell>, A::Error> {
+        seq.next_element::<Cell>()
     }
 }
 
@@ -461,13 +401,9 @@ impl<'de> Deserialize<'de> for MaybeStrings {
     }
 }
 
+/// ms (possibly fractional, possibly huge) as nanoseconds, clamped to u64.
 fn ms_to_ns(ms: f64) -> u64 {
-    let ns = (ms * 1e6).round();
-    if ns.is_finite() && ns > 0.0 {
-        ns.min(u64::MAX as f64) as u64
-    } else {
-        0
-    }
+    json::to_ns(ms, 1e6)
 }
 
 /// Splits a Gecko frame label `name (file:line:col)` as speedscope's regular
