@@ -1,4 +1,6 @@
+use super::builder::split_location;
 use super::*;
+use crate::model::FrameId;
 
 fn load(text: &str) -> Profile {
     parse(text.as_bytes(), &Progress::default()).unwrap_or_else(|e| panic!("{e:?}"))
