@@ -1,4 +1,7 @@
+use super::lines::{EventLine, FrameLine, event_base, split_srcline};
+use super::names::{fix_rust, is_jit, is_kernel, strip_offset, tidy_generic};
 use super::*;
+use crate::model::{FrameKind, ThreadInfo};
 
 fn load(text: &[u8]) -> Profile {
     match parse(text, &Progress::default()) {
