@@ -1,5 +1,8 @@
+use super::convert::object_name;
 use super::proto::{Function, Label, Line, Location, Mapping, Sample};
+use super::prune::simplify_func;
 use super::*;
+use crate::model::{FrameId, FrameKind, Unit, ValueType};
 
 /// A builder for small test profiles: strings are interned as they are named.
 #[derive(Default)]
