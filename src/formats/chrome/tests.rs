@@ -1,24 +1,9 @@
 use super::*;
+use crate::model::testing::{folded_by, stack_names};
 
+/// `a;b;c value` lines of the first value, zero sums left out.
 fn folded(p: &Profile) -> Vec<String> {
-    let mut m = std::collections::BTreeMap::<String, i64>::new();
-    for i in 0..p.samples.len() {
-        let name = match p.samples.stack_of(i) {
-            Some(s) => p
-                .stacks
-                .path(s)
-                .iter()
-                .map(|f| p.frames.name(*f).into_owned())
-                .collect::<Vec<_>>()
-                .join(";"),
-            None => "<none>".into(),
-        };
-        *m.entry(name).or_default() += p.samples.values[i * p.value_types.len()];
-    }
-    m.into_iter()
-        .filter(|(_, v)| *v != 0)
-        .map(|(k, v)| format!("{k} {v}"))
-        .collect()
+    folded_by(p, "<none>", true, |v| v[0])
 }
 
 fn cpu(text: &str) -> Profile {
@@ -222,17 +207,7 @@ fn stacks_match_speedscope_walk_on_random_trees() {
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let want = reference_stacks(&refs, &parent, &samples);
         for (i, w) in want.iter().enumerate() {
-            let got: Vec<String> = p
-                .samples
-                .stack_of(i)
-                .map(|s| {
-                    p.stacks
-                        .path(s)
-                        .iter()
-                        .map(|f| p.frames.name(*f).into_owned())
-                        .collect()
-                })
-                .unwrap_or_default();
+            let got = stack_names(&p, i);
             assert_eq!(
                 &got, w,
                 "sample {i} of {samples:?} in {names:?} / {parent:?}"

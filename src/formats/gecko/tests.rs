@@ -1,30 +1,15 @@
 use super::builder::split_location;
 use super::*;
 use crate::model::FrameId;
+use crate::model::testing::folded_by;
 
 fn load(text: &str) -> Profile {
     parse(text.as_bytes(), &Progress::default()).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
+/// `a;b;c value` lines of the first value, zero sums left out.
 fn folded(p: &Profile) -> Vec<String> {
-    let mut m = std::collections::BTreeMap::<String, i64>::new();
-    for i in 0..p.samples.len() {
-        let name = match p.samples.stack_of(i) {
-            Some(s) => p
-                .stacks
-                .path(s)
-                .iter()
-                .map(|f| p.frames.name(*f).into_owned())
-                .collect::<Vec<_>>()
-                .join(";"),
-            None => "<none>".into(),
-        };
-        *m.entry(name).or_default() += p.samples.values[i * 2];
-    }
-    m.into_iter()
-        .filter(|(_, v)| *v != 0)
-        .map(|(k, v)| format!("{k} {v}"))
-        .collect()
+    folded_by(p, "<none>", true, |v| v[0])
 }
 
 const RAW: &str = r#"{"meta": {"version": 9, "startTime": 1000, "interval": 1},

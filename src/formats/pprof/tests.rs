@@ -2,6 +2,7 @@ use super::convert::object_name;
 use super::proto::{Function, Label, Line, Location, Mapping, Sample};
 use super::prune::simplify_func;
 use super::*;
+use crate::model::testing::stack_names;
 use crate::model::{FrameId, FrameKind, Unit, ValueType};
 
 /// A builder for small test profiles: strings are interned as they are named.
@@ -102,18 +103,7 @@ fn stacks(p: &Profile) -> Vec<(String, Vec<i64>)> {
     let n = p.value_types.len();
     (0..p.samples.len())
         .map(|i| {
-            let names = p
-                .samples
-                .stack_of(i)
-                .map(|s| {
-                    p.stacks
-                        .path(s)
-                        .iter()
-                        .map(|&f| p.frames.name(f).into_owned())
-                        .collect::<Vec<_>>()
-                        .join(";")
-                })
-                .unwrap_or_default();
+            let names = stack_names(p, i).join(";");
             (names, p.samples.values[i * n..(i + 1) * n].to_vec())
         })
         .collect()

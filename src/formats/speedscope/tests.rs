@@ -1,27 +1,13 @@
 use super::*;
+use crate::model::testing::folded_by;
 
 fn load(text: &str) -> Profile {
     parse(text.as_bytes(), &Progress::default()).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
+/// `a;b;c value` lines of all values added up.
 fn folded(p: &Profile) -> Vec<String> {
-    let mut m = std::collections::BTreeMap::<String, i64>::new();
-    for i in 0..p.samples.len() {
-        let name = match p.samples.stack_of(i) {
-            Some(s) => p
-                .stacks
-                .path(s)
-                .iter()
-                .map(|f| p.frames.name(*f).into_owned())
-                .collect::<Vec<_>>()
-                .join(";"),
-            None => "<none>".into(),
-        };
-        let n = p.value_types.len();
-        let v: i64 = p.samples.values[i * n..(i + 1) * n].iter().sum();
-        *m.entry(name).or_default() += v;
-    }
-    m.into_iter().map(|(k, v)| format!("{k} {v}")).collect()
+    folded_by(p, "<none>", false, |v| v.iter().sum())
 }
 
 const FRAMES: &str = r#""shared": {"frames": [{"name": "a"}, {"name": "b", "file": "b.js", "line": 3}, {"name": "c"}, {"name": "d"}]}"#;

@@ -1,7 +1,6 @@
-use std::collections::BTreeMap;
-
 use super::*;
 use crate::model::ValueType;
+use crate::model::testing::folded_by;
 
 /// A one-value profile from folded-style lines "a;b;c 3" ("" or " 3" for an empty
 /// stack). Each line is one sample.
@@ -24,22 +23,7 @@ fn profile(lines: &[&str]) -> Profile {
 /// The profile as sorted "a;b;c weight" lines, summing samples per stack; the
 /// empty stack prints as "-".
 fn folded(p: &Profile) -> Vec<String> {
-    let mut sums: BTreeMap<String, i64> = BTreeMap::new();
-    for i in 0..p.samples.len() {
-        let path = match p.samples.stack_of(i) {
-            Some(s) => p
-                .stacks
-                .path(s)
-                .iter()
-                .map(|&f| p.frames.name(f).into_owned())
-                .collect::<Vec<_>>()
-                .join(";"),
-            None => "-".to_string(),
-        };
-        let n = p.value_types.len();
-        *sums.entry(path).or_default() += p.samples.values[i * n + p.default_value];
-    }
-    sums.into_iter().map(|(k, v)| format!("{k} {v}")).collect()
+    folded_by(p, "-", false, |v| v[p.default_value])
 }
 
 fn run(p: &Profile, t: Transform) -> Profile {
