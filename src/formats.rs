@@ -6,6 +6,7 @@ pub mod chrome;
 pub mod collapsers;
 pub mod folded;
 pub mod gecko;
+mod json;
 pub mod perf;
 pub mod pprof;
 pub mod speedscope;

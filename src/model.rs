@@ -8,6 +8,8 @@ pub mod recipe;
 pub mod sandwich;
 pub mod search;
 pub mod stacks;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod top;
 pub mod transform;
 pub mod tree;

@@ -1,0 +1,621 @@
+//! The `.cpuprofile` node table and speedscope's way of turning samples into stacks.
+
+use serde::Deserialize;
+
+use super::{Out, us_to_ns};
+use crate::formats::ParseError;
+use crate::formats::json::Index;
+use crate::input::Progress;
+use crate::model::{FrameId, FrameKind, StackId};
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Deserialize, Default)]
+pub struct RawProfile {
+    #[serde(default)]
+    nodes: Option<Vec<Node>>,
+    #[serde(default, rename = "startTime")]
+    start_time: Option<f64>,
+    #[serde(default, rename = "endTime")]
+    end_time: Option<f64>,
+    #[serde(default)]
+    samples: Option<Vec<Index>>,
+    #[serde(default, rename = "timeDeltas")]
+    time_deltas: Vec<f64>,
+    #[serde(default)]
+    head: Option<OldNode>,
+    #[serde(default)]
+    timestamps: Vec<f64>,
+}
+
+#[derive(Deserialize, Clone, Default)]
+pub struct Node {
+    #[serde(default)]
+    pub id: Index,
+    #[serde(default, rename = "callFrame")]
+    pub call_frame: CallFrame,
+    #[serde(default)]
+    pub children: Vec<Index>,
+    #[serde(default)]
+    pub parent: Option<Index>,
+}
+
+#[derive(Deserialize, Clone, Default)]
+pub struct CallFrame {
+    #[serde(default, rename = "functionName")]
+    pub function_name: String,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default, rename = "lineNumber")]
+    pub line_number: Option<f64>,
+}
+
+/// A node of the old, nested format.
+#[derive(Deserialize, Default)]
+pub struct OldNode {
+    #[serde(default)]
+    id: Index,
+    #[serde(default, rename = "functionName")]
+    function_name: String,
+    #[serde(default)]
+    url: String,
+    #[serde(default, rename = "lineNumber")]
+    line_number: Option<f64>,
+    #[serde(default)]
+    children: Vec<OldNode>,
+}
+
+/// One CPU profile, whatever it was read from.
+#[derive(Default)]
+pub struct CpuData {
+    pub nodes: Vec<Node>,
+    pub samples: Vec<Index>,
+    pub deltas: Vec<f64>,
+    /// µs on the trace clock.
+    pub start_us: f64,
+    pub end_us: Option<f64>,
+}
+
+impl CpuData {
+    /// `None` when `raw` is neither format.
+    pub fn from_raw(raw: RawProfile) -> Option<CpuData> {
+        if let (Some(nodes), Some(samples)) = (raw.nodes, raw.samples.as_ref()) {
+            return Some(CpuData {
+                nodes,
+                samples: samples.clone(),
+                deltas: raw.time_deltas,
+                start_us: raw.start_time.unwrap_or(0.0),
+                end_us: raw.end_time,
+            });
+        }
+        let head = raw.head?;
+        let samples = raw.samples?;
+        // The old format: seconds for start/end, absolute µs timestamps.
+        let start_us = raw.start_time.unwrap_or(0.0) * 1e6;
+        let mut deltas = Vec::with_capacity(raw.timestamps.len());
+        let mut last = start_us;
+        for &t in &raw.timestamps {
+            deltas.push(t - last);
+            last = t;
+        }
+        let mut nodes = Vec::new();
+        let mut todo = vec![head];
+        while let Some(mut n) = todo.pop() {
+            let children = std::mem::take(&mut n.children);
+            nodes.push(Node {
+                id: n.id,
+                call_frame: CallFrame {
+                    function_name: n.function_name,
+                    url: n.url,
+                    line_number: n.line_number,
+                },
+                children: children.iter().map(|c| c.id).collect(),
+                parent: None,
+            });
+            todo.extend(children.into_iter().rev());
+        }
+        Some(CpuData {
+            nodes,
+            samples,
+            deltas,
+            start_us,
+            end_us: raw.end_time.map(|e| e * 1e6),
+        })
+    }
+
+    pub fn duration_ns(&self) -> Option<u64> {
+        let end = self.end_us?;
+        (end > self.start_us).then(|| us_to_ns(end - self.start_us))
+    }
+}
+
+/// How speedscope treats a node.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Normal,
+    /// `(root)`, or V8's `native dummy.js`: never opened.
+    Ignored,
+    /// `(idle)`: speedscope drops it; ember keeps it as a root frame.
+    Idle,
+    /// `(program)`, `(garbage collector)`: placed on top of the previous stack.
+    OnTop,
+}
+
+/// The node table resolved: parents by index, frames, roles.
+struct Table {
+    parent: Vec<u32>,
+    frame: Vec<FrameId>,
+    role: Vec<Role>,
+    /// Normal nodes whose ancestors are all normal up to the root (an ignored
+    /// `(root)` at the top is fine). Whatever was open before, sampling such a
+    /// node leaves exactly its ancestry open, so its stack needs no walk.
+    plain: Vec<bool>,
+    by_id: Ids,
+}
+
+fn table(out: &mut Out, nodes: &[Node]) -> Table {
+    let n = nodes.len();
+    let mut by_id = std::collections::HashMap::with_capacity(n);
+    let mut duplicates = 0u64;
+    for (i, node) in nodes.iter().enumerate() {
+        if by_id.insert(node.id.0, i as u32).is_some() {
+            duplicates += 1;
+        }
+    }
+    let mut parent = vec![NONE; n];
+    let mut unknown = 0u64;
+    for (i, node) in nodes.iter().enumerate() {
+        if let Some(p) = node.parent {
+            match by_id.get(&p.0) {
+                Some(&p) => parent[i] = p,
+                None => unknown += 1,
+            }
+        }
+        for c in &node.children {
+            match by_id.get(&c.0) {
+                Some(&c) => parent[c as usize] = i as u32,
+                None => unknown += 1,
+            }
+        }
+    }
+    let cycles = break_cycles(&mut parent);
+    let warnings = &mut out.profile.warnings;
+    if duplicates > 0 {
+        warnings.push(
+            0,
+            format!("{duplicates} nodes reuse an id; the last one counts"),
+        );
+    }
+    if unknown > 0 {
+        warnings.push(
+            0,
+            format!("{unknown} parent or child links name no node; ignored"),
+        );
+    }
+    if cycles > 0 {
+        warnings.push(0, format!("{cycles} cycles in the node tree were cut"));
+    }
+    let mut frame = Vec::with_capacity(n);
+    let mut role = Vec::with_capacity(n);
+    for node in nodes {
+        let cf = &node.call_frame;
+        // 1-based, as speedscope shows them (V8's -1 "no line" becomes 0).
+        let shown_line = cf
+            .line_number
+            .filter(|l| l.is_finite() && l.abs() < 1e12)
+            .map(|l| l as i64 + 1);
+        let line = shown_line
+            .and_then(|l| u32::try_from(l).ok())
+            .filter(|&l| l > 0);
+        let name = match cf.function_name.as_str() {
+            "" if cf.url.is_empty() => "(anonymous)".to_string(),
+            "" => {
+                let base = cf.url.rsplit('/').next().unwrap_or_default();
+                match shown_line {
+                    Some(l) => format!("(anonymous {base}:{l})"),
+                    None => format!("(anonymous {base})"),
+                }
+            }
+            f => f.to_string(),
+        };
+        role.push(match name.as_str() {
+            "(root)" => Role::Ignored,
+            _ if cf.url == "native dummy.js" => Role::Ignored,
+            "(idle)" => Role::Idle,
+            "(program)" | "(garbage collector)" => Role::OnTop,
+            _ => Role::Normal,
+        });
+        let kind = if cf.url.is_empty() && name.starts_with('(') {
+            FrameKind::Normal
+        } else {
+            FrameKind::Jit
+        };
+        frame.push(out.frame(&name, &cf.url, line, kind));
+    }
+    let plain = plain_nodes(&parent, &role);
+    Table {
+        parent,
+        frame,
+        role,
+        plain,
+        by_id: Ids::new(by_id),
+    }
+}
+
+/// Which nodes are plain (see [`Table::plain`]), walking chains with a list.
+fn plain_nodes(parent: &[u32], role: &[Role]) -> Vec<bool> {
+    // 0 = unknown, 1 = plain, 2 = not.
+    let mut state = vec![0u8; parent.len()];
+    let mut chain = Vec::new();
+    for start in 0..parent.len() {
+        let mut n = start as u32;
+        let mut known = 0;
+        while known == 0 {
+            let i = n as usize;
+            if state[i] != 0 {
+                known = state[i];
+                break;
+            }
+            if role[i] != Role::Normal {
+                state[i] = 2;
+                known = 2;
+                break;
+            }
+            chain.push(n);
+            let p = parent[i];
+            let top =
+                p == NONE || (role[p as usize] == Role::Ignored && parent[p as usize] == NONE);
+            if top {
+                known = 1;
+            } else {
+                n = p;
+            }
+        }
+        for &c in &chain {
+            state[c as usize] = known;
+        }
+        chain.clear();
+    }
+    state.into_iter().map(|s| s == 1).collect()
+}
+
+/// Node id -> node index: a plain vector when the ids are small (they
+/// usually count from 1), else the hash map.
+enum Ids {
+    Dense(Vec<u32>),
+    Sparse(std::collections::HashMap<i64, u32>),
+}
+
+impl Ids {
+    fn new(map: std::collections::HashMap<i64, u32>) -> Ids {
+        let max = map.keys().copied().max().unwrap_or(0);
+        let dense_ok = map.keys().all(|&k| k >= 0) && max < (map.len() as i64) * 4 + 1024;
+        if !dense_ok {
+            return Ids::Sparse(map);
+        }
+        let mut v = vec![NONE; max as usize + 1];
+        for (k, i) in map {
+            v[k as usize] = i;
+        }
+        Ids::Dense(v)
+    }
+
+    fn get(&self, id: i64) -> Option<u32> {
+        match self {
+            Ids::Dense(v) => usize::try_from(id)
+                .ok()
+                .and_then(|i| v.get(i))
+                .copied()
+                .filter(|&i| i != NONE),
+            Ids::Sparse(m) => m.get(&id).copied(),
+        }
+    }
+}
+
+/// Cuts parent links that close a cycle; returns how many were cut.
+fn break_cycles(parent: &mut [u32]) -> u64 {
+    // 0 = not seen, 1 = on the current walk, 2 = done.
+    let mut state = vec![0u8; parent.len()];
+    let mut path = Vec::new();
+    let mut cut = 0;
+    for start in 0..parent.len() {
+        let mut cur = start as u32;
+        while cur != NONE && state[cur as usize] == 0 {
+            state[cur as usize] = 1;
+            path.push(cur);
+            let p = parent[cur as usize];
+            if p != NONE && state[p as usize] == 1 {
+                parent[cur as usize] = NONE;
+                cut += 1;
+                break;
+            }
+            cur = p;
+        }
+        for &n in &path {
+            state[n as usize] = 2;
+        }
+        path.clear();
+    }
+    cut
+}
+
+/// Imports one CPU profile as thread `thread`.
+pub fn import(
+    out: &mut Out,
+    data: &CpuData,
+    thread: u32,
+    progress: &Progress,
+) -> Result<(), ParseError> {
+    let t = table(out, &data.nodes);
+    let n = data.samples.len();
+    if data.deltas.len() < n {
+        out.profile.warnings.push(
+            0,
+            format!(
+                "{n} samples but {} time deltas; the missing ones count 0",
+                data.deltas.len()
+            ),
+        );
+    }
+    let dec = out.decimals;
+    let delta = |i: usize| data.deltas.get(i).and_then(|&d| dec.scale(d)).unwrap_or(0);
+    let (times, end, backwards) = sample_times(&data.samples, delta);
+    if backwards > 0 {
+        out.profile.warnings.push(
+            0,
+            format!("{backwards} time deltas are negative; the clock is held until it catches up"),
+        );
+    }
+    let idle = out.frame("(idle)", "", None, FrameKind::Normal);
+    let idle_stack = out.profile.stacks.intern(None, idle);
+    let mut walk = Walk {
+        open: Vec::new(),
+        pos: vec![0; t.parent.len()],
+        to_open: Vec::new(),
+        last: vec![(u32::MAX, StackId(u32::MAX)); t.parent.len()],
+        lazy: None,
+        plain_stack: vec![NONE; t.parent.len()],
+        chain: Vec::new(),
+    };
+    out.reserve(n);
+    // Sample times in ns: integer steps from the start when µs are whole.
+    let start_ns = us_to_ns(data.start_us);
+    let to_ns = |t: i64| -> u64 {
+        if dec.get() == 0 {
+            (start_ns as i64)
+                .saturating_add(t.saturating_mul(1000))
+                .max(0) as u64
+        } else {
+            us_to_ns(data.start_us + t as f64 / dec.factor())
+        }
+    };
+    let mut unknown = 0u64;
+    let mut stack: Option<StackId> = None;
+    let mut prev = NONE;
+    for i in 0..n {
+        if i % 65536 == 0 && progress.is_cancelled() {
+            return Err(ParseError::Cancelled);
+        }
+        match t.by_id.get(data.samples[i].0) {
+            // speedscope skips the sample: the previous stack runs on.
+            None => unknown += 1,
+            // The same node again changes nothing (runs are common).
+            Some(node) if node == prev => {}
+            Some(node) if t.plain[node as usize] => {
+                prev = node;
+                stack = Some(walk.open_plain(out, &t, node));
+            }
+            Some(node) => {
+                prev = node;
+                walk.materialize(out, &t);
+                walk.step(out, &t, node);
+                stack = if t.role[node as usize] == Role::Idle {
+                    Some(idle_stack)
+                } else {
+                    walk.top()
+                };
+            }
+        }
+        let weight = times
+            .get(i + 1)
+            .copied()
+            .unwrap_or(end)
+            .saturating_sub(times[i]);
+        out.push(stack, weight, to_ns(times[i]), thread);
+    }
+    if unknown > 0 {
+        out.profile.warnings.push(
+            0,
+            format!("{unknown} samples name no node; they count for the previous stack"),
+        );
+    }
+    Ok(())
+}
+
+/// Each sample's time (scaled µs since the start) and the end of the last one,
+/// as speedscope times them: a run of samples of one node starts at the running
+/// maximum of the elapsed time, so negative deltas cannot move time backwards.
+/// Inside a run, samples keep their own times, held between the run's start
+/// and the next run's. Also returns how many deltas were negative.
+fn sample_times(samples: &[Index], delta: impl Fn(usize) -> i64) -> (Vec<i64>, i64, u64) {
+    let n = samples.len();
+    let starts_run = |i: usize| i == 0 || samples[i] != samples[i - 1];
+    // One vector: the elapsed time, then run starts clamped to the running
+    // maximum, then the samples inside runs clamped between their neighbours.
+    let mut times = Vec::with_capacity(n);
+    let mut acc = 0i64;
+    let mut backwards = 0;
+    let mut valid = i64::MIN;
+    for i in 0..n {
+        let d = delta(i);
+        if i > 0 && d < 0 {
+            backwards += 1;
+        }
+        acc = acc.saturating_add(d);
+        if starts_run(i) {
+            valid = valid.max(acc);
+            times.push(valid);
+        } else {
+            times.push(acc);
+        }
+    }
+    let end = if n == 0 { 0 } else { valid.max(acc) };
+    // Inside a run: no later than the next run's start (min(max(e, p), n) =
+    // max(min(e, n), p) when p <= n, so the two clamps can run apart).
+    let mut next_start = end;
+    for i in (0..n).rev() {
+        if starts_run(i) {
+            next_start = times[i];
+        } else {
+            times[i] = times[i].min(next_start);
+        }
+    }
+    for i in 1..n {
+        if !starts_run(i) {
+            times[i] = times[i].max(times[i - 1]);
+        }
+    }
+    (times, end, backwards)
+}
+
+/// speedscope's stack state: the nodes open, and their ember stacks.
+struct Walk {
+    open: Vec<(u32, StackId)>,
+    /// Position + 1 of a node in `open`, 0 if not open.
+    pos: Vec<u32>,
+    to_open: Vec<u32>,
+    /// The (prefix, stack) a node was last opened with: a node nearly always
+    /// opens on the same prefix, so this spares the stack table's hash probe.
+    last: Vec<(u32, StackId)>,
+    /// `Some(x)`: what is open is plain node `x` and its ancestry, not written
+    /// out in `open` (which is then empty).
+    lazy: Option<u32>,
+    /// The stack of each plain node, once asked for.
+    plain_stack: Vec<u32>,
+    chain: Vec<u32>,
+}
+
+impl Walk {
+    /// The stack of plain node `x`: its ancestry, interned once per node.
+    fn plain(&mut self, out: &mut Out, t: &Table, x: u32) -> StackId {
+        if self.plain_stack[x as usize] != NONE {
+            return StackId(self.plain_stack[x as usize]);
+        }
+        let mut base = None;
+        let mut n = x;
+        loop {
+            let i = n as usize;
+            if self.plain_stack[i] != NONE {
+                base = Some(StackId(self.plain_stack[i]));
+                break;
+            }
+            self.chain.push(n);
+            let p = t.parent[i];
+            if p == NONE || t.role[p as usize] != Role::Normal {
+                break;
+            }
+            n = p;
+        }
+        while let Some(n) = self.chain.pop() {
+            let s = out.profile.stacks.intern(base, t.frame[n as usize]);
+            self.plain_stack[n as usize] = s.0;
+            base = Some(s);
+        }
+        base.unwrap_or(StackId(0))
+    }
+
+    /// Samples plain node `x`: its ancestry is what is open now.
+    fn open_plain(&mut self, out: &mut Out, t: &Table, x: u32) -> StackId {
+        for (n, _) in self.open.drain(..) {
+            self.pos[n as usize] = 0;
+        }
+        self.lazy = Some(x);
+        self.plain(out, t, x)
+    }
+
+    /// Writes a lazy state out in `open`, so a walk can start from it.
+    fn materialize(&mut self, out: &mut Out, t: &Table) {
+        let Some(x) = self.lazy.take() else { return };
+        self.plain(out, t, x);
+        let mut n = x;
+        while n != NONE && t.role[n as usize] == Role::Normal {
+            self.chain.push(n);
+            n = t.parent[n as usize];
+        }
+        while let Some(n) = self.chain.pop() {
+            self.open.push((n, StackId(self.plain_stack[n as usize])));
+            self.pos[n as usize] = self.open.len() as u32;
+        }
+    }
+
+    /// The stack on top now.
+    fn top(&self) -> Option<StackId> {
+        match self.lazy {
+            Some(x) => Some(StackId(self.plain_stack[x as usize])),
+            None => self.open.last().map(|o| o.1),
+        }
+    }
+
+    /// Moves the open stack to `top`: closes down to the lowest common ancestor
+    /// and opens the rest. `(program)`/`(garbage collector)` continue from the
+    /// previous top instead of their parent; ignored nodes stop the walk.
+    fn step(&mut self, out: &mut Out, t: &Table, top: u32) {
+        let next = |n: u32, open: &[(u32, StackId)]| -> u32 {
+            if t.role[n as usize] == Role::OnTop {
+                open.last().map_or(NONE, |o| o.0)
+            } else {
+                t.parent[n as usize]
+            }
+        };
+        let mut lca = top;
+        while lca != NONE && self.pos[lca as usize] == 0 {
+            lca = next(lca, &self.open);
+        }
+        while let Some(&(n, _)) = self.open.last() {
+            if n == lca {
+                break;
+            }
+            self.pos[n as usize] = 0;
+            self.open.pop();
+        }
+        self.to_open.clear();
+        let mut node = top;
+        while node != NONE
+            && node != lca
+            && matches!(t.role[node as usize], Role::Normal | Role::OnTop)
+        {
+            self.to_open.push(node);
+            node = next(node, &self.open);
+            if self.to_open.len() > t.parent.len() {
+                break; // cannot happen once cycles are cut; a guard all the same
+            }
+        }
+        for k in (0..self.to_open.len()).rev() {
+            let node = self.to_open[k];
+            let prefix = self.open.last().map(|o| o.1);
+            let key = prefix.map_or(u32::MAX - 1, |p| p.0);
+            let s = match self.last[node as usize] {
+                (k, s) if k == key => s,
+                _ => {
+                    let s = out.profile.stacks.intern(prefix, t.frame[node as usize]);
+                    self.last[node as usize] = (key, s);
+                    s
+                }
+            };
+            self.open.push((node, s));
+            self.pos[node as usize] = self.open.len() as u32;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cycles_are_cut_once() {
+        let mut parent = vec![1, 2, 0, NONE, 3];
+        assert_eq!(break_cycles(&mut parent), 1);
+        assert_eq!(parent.iter().filter(|&&p| p == NONE).count(), 2);
+    }
+}

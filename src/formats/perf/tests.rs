@@ -1,0 +1,599 @@
+use super::lines::{EventLine, FrameLine, event_base, split_srcline};
+use super::names::{fix_rust, is_jit, is_kernel, strip_offset, tidy_generic};
+use super::*;
+use crate::model::{FrameKind, ThreadInfo};
+
+fn load(text: &[u8]) -> Profile {
+    match parse(text, &Progress::default()) {
+        Ok(p) => p,
+        Err(e) => panic!("parse failed: {e:?}"),
+    }
+}
+
+/// A frame's name as inferno prints it with `--annotate-kernel --annotate-jit`
+/// (`--all`): `_[k]` after kernel frames, `_[j]` after JIT frames.
+fn annotated(p: &Profile, f: FrameId) -> String {
+    let name = p.frames.name(f).into_owned();
+    match p.frame_meta.get(&f).map(|m| m.kind) {
+        Some(FrameKind::Kernel) => format!("{name}_[k]"),
+        Some(FrameKind::Jit) if !name.contains("_[j]") => format!("{name}_[j]"),
+        _ => name,
+    }
+}
+
+/// `stack value` lines of value type `v`, summed per stack and sorted.
+fn folded(p: &Profile, v: usize, annotate: bool) -> Vec<String> {
+    let n = p.value_types.len();
+    let mut sums: std::collections::BTreeMap<String, i64> = Default::default();
+    for i in 0..p.samples.len() {
+        let Some(s) = p.samples.stack_of(i) else {
+            continue;
+        };
+        let path: Vec<String> = p
+            .stacks
+            .path(s)
+            .into_iter()
+            .map(|f| {
+                if annotate {
+                    annotated(p, f)
+                } else {
+                    p.frames.name(f).into_owned()
+                }
+            })
+            .collect();
+        *sums.entry(path.join(";")).or_default() += p.samples.values[i * n + v];
+    }
+    sums.into_iter()
+        .filter(|(_, v)| *v != 0)
+        .map(|(s, v)| format!("{s} {v}"))
+        .collect()
+}
+
+const SIMPLE: &[u8] = b"\
+# ========
+# hostname : box
+# cmdline : /usr/bin/perf record -g
+second line of the command
+# reference time: 2026-12-02 13:32:50.514950 = 1796218370.514950 (TOD) = 1949.047215595 (monotonic)
+# ========
+#
+my app  7027/7030 [001] 1949.125231:    1001001 cpu-clock:ppp: 
+\t           329d4 _nl_find_locale+0x174 (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t           3238c setlocale+0x11c (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\tffffffff81000130 entry_SYSCALL_64+0x76 ([kernel.kallsyms])
+
+my app  7027/7030 [000] 1949.126230:    1001001 cpu-clock:ppp: 
+\t           3238c setlocale+0x11c (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\tffffffff81000130 entry_SYSCALL_64+0x76 ([kernel.kallsyms])
+
+bash  7000/7000 [000] 1949.127230:    1001001 cpu-clock:ppp: 
+\t               0 [unknown] ([unknown])
+
+";
+
+#[test]
+fn reads_events_stacks_threads_times_and_header() {
+    let p = load(SIMPLE);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    assert_eq!(
+        folded(&p, 1, false),
+        [
+            "bash;[unknown] 1001001",
+            "my_app;entry_SYSCALL_64;setlocale 1001001",
+            "my_app;entry_SYSCALL_64;setlocale;_nl_find_locale 1001001",
+        ]
+    );
+    assert_eq!(folded(&p, 0, false).len(), 3);
+    assert_eq!(p.total(0), 3);
+    assert_eq!(
+        p.value_types[1],
+        ValueType::new("period", Unit::Nanoseconds)
+    );
+    assert_eq!(p.default_value, 0);
+    assert_eq!(
+        p.threads,
+        [
+            ThreadInfo {
+                name: "my app".into(),
+                pid: Some(7027),
+                tid: Some(7030)
+            },
+            ThreadInfo {
+                name: "bash".into(),
+                pid: Some(7000),
+                tid: Some(7000)
+            }
+        ]
+    );
+    assert_eq!(p.samples.thread.as_deref(), Some(&[0, 0, 1][..]));
+    assert_eq!(p.samples.cpu.as_deref(), Some(&[1, 0, 0][..]));
+    assert_eq!(
+        p.samples.time.as_deref(),
+        Some(&[1_949_125_231_000, 1_949_126_230_000, 1_949_127_230_000][..])
+    );
+    // 1796218370.514950 - 1949.047215595 s, exactly.
+    assert_eq!(p.meta.time_to_unix_ns, Some(1_796_216_421_467_734_405));
+    assert_eq!(p.meta.duration_ns, Some(1_999_000));
+    assert_eq!(
+        p.meta.period,
+        Some((1_001_001, ValueType::new("period", Unit::Nanoseconds)))
+    );
+    let extra = |k: &str| {
+        p.meta
+            .extra
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(extra("hostname").as_deref(), Some("box"));
+    assert_eq!(
+        extra("cmdline").as_deref(),
+        Some("/usr/bin/perf record -g\nsecond line of the command")
+    );
+    assert_eq!(
+        extra("events").as_deref(),
+        Some("cpu-clock:ppp (3 samples)")
+    );
+    let kernel = p
+        .frames
+        .get(b"entry_SYSCALL_64")
+        .map(|f| p.frame_meta[&f].kind);
+    assert_eq!(kernel, Some(FrameKind::Kernel));
+}
+
+#[test]
+fn probe_is_sure_of_perf_and_rejects_folded() {
+    assert_eq!(probe(SIMPLE, true), Some(true));
+    assert_eq!(
+        probe(
+            b"java 19983 cycles:\nffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])\n",
+            true
+        ),
+        Some(true)
+    );
+    assert_eq!(probe(b"a;b;c 12\na;b 3\n", true), Some(false));
+    assert_eq!(probe(b"a;b;c 12 \nx;y 3 \n", true), Some(false));
+    assert_eq!(probe(b"# just a comment\n\n", true), None);
+    assert_eq!(
+        probe(b"java 123 1.5: cycles:\n\tffff foo (bar)\n\tffff ba", false),
+        Some(true)
+    );
+    assert_eq!(probe(b"java 123 1.5: cycles:\n", true), None);
+    assert_eq!(
+        probe(b"false 64414 20110.539270:      34467 cycles:u:  ffffffff9aa3c8de [unknown] ([unknown])\n", true),
+        Some(true)
+    );
+    assert_eq!(probe(b"Gecko\t25122 [007] 115539.936601:\t\t1000000 task-clock:u:\n        b3cea6c4\tLock::unlock() (/system/lib/libc.so)\n", true), Some(true));
+    assert_eq!(probe(b"{\"traceEvents\": []}\n", true), Some(false));
+}
+
+#[test]
+fn parses_event_lines_in_their_variants() {
+    let ev = parse_event_line(b"V8 WorkerThread 24636/25607 [000] 94564.109216: cycles:");
+    assert_eq!(
+        ev,
+        Some(EventLine {
+            comm: b"V8 WorkerThread",
+            pid: Some(24636),
+            tid: Some(25607),
+            cpu: Some(0),
+            time_ns: Some(94_564_109_216_000),
+            event: b"cycles",
+            ..EventLine::default()
+        })
+    );
+    let ev = parse_event_line(b"vote   913    72.176760:     257597 cycles:uppp:");
+    let ev = ev.unwrap_or_default();
+    assert_eq!((ev.comm, ev.tid, ev.pid), (&b"vote"[..], Some(913), None));
+    assert_eq!((ev.period, ev.event), (Some(257_597), &b"cycles:uppp"[..]));
+    let ev = parse_event_line(b"java 19983 cycles:").unwrap_or_default();
+    assert_eq!((ev.time_ns, ev.event), (None, &b"cycles"[..]));
+    let ev = parse_event_line(
+        b"false 64414 20110.539270:      34467 cycles:u:  ffffffff9aa3c8de [unknown] ([unknown])",
+    )
+    .unwrap_or_default();
+    assert_eq!(ev.rest, b"ffffffff9aa3c8de [unknown] ([unknown])");
+    let ev = parse_event_line(b"Gecko\t25122 [007] 115539.936601:\t\t1000000 task-clock:u:")
+        .unwrap_or_default();
+    assert_eq!(
+        (ev.comm, ev.cpu, ev.period),
+        (&b"Gecko"[..], Some(7), Some(1_000_000))
+    );
+    let ev = parse_event_line(
+        b"python3  7027 2026-12-02 13:32:50.592966  1949.125231:    1001001 cpu-clock:ppp:",
+    )
+    .unwrap_or_default();
+    assert_eq!(ev.tod_ns, Some(1_796_218_370_592_966_000));
+    assert_eq!(ev.time_ns, Some(1_949_125_231_000));
+    let ev = parse_event_line(b"a 1 1.123456789123: e:").unwrap_or_default();
+    assert_eq!(ev.time_ns, Some(1_123_456_789));
+    let ev = parse_event_line(b":-1    -1 [000]   795.771404:    2004008 cpu-clock:ppp:")
+        .unwrap_or_default();
+    assert_eq!((ev.comm, ev.pid, ev.tid), (&b":-1"[..], None, None));
+    assert_eq!(ev.period, Some(2_004_008));
+    assert_eq!(parse_event_line(b"   0 [unknown] ([unknown])"), None);
+    assert_eq!(parse_event_line(b"a;b;c 12"), None);
+    assert_eq!(parse_event_line(b"THIS_IS_A_WEIRD_LINE"), None);
+    assert_eq!(event_base(b"cycles:uppp"), b"cycles");
+    assert_eq!(event_base(b"sched:sched_switch"), b"sched:sched_switch");
+    assert_eq!(event_base(b"cpu-clock"), b"cpu-clock");
+}
+
+#[test]
+fn splits_frame_lines_like_inferno() {
+    let f = split_frame(b"\t    7f53389994d0 foo(int) const+0x1f (/usr/lib/x (deleted))");
+    assert_eq!(
+        f,
+        Some(FrameLine {
+            pc: b"7f53389994d0",
+            sym: b"foo(int) const+0x1f",
+            module: b"/usr/lib/x (deleted)"
+        })
+    );
+    let f = split_frame(b"7f1e2215d058  (/lib/libc.so)");
+    assert_eq!(f.map(|f| f.sym), Some(&b" "[..]));
+    assert_eq!(split_frame(b"THIS_IS_A_WEIRD_LINE"), None);
+    assert_eq!(split_frame(b"  ffff (x)"), None);
+    assert_eq!(strip_offset(b"main+0x1f"), b"main");
+    assert_eq!(strip_offset(b"a+0x1+b"), b"a+0x1+b");
+    assert_eq!(strip_offset(b"a+0xzz"), b"a+0xzz");
+    assert_eq!(
+        split_srcline(b"  foo.c:12 (inlined)"),
+        Some((&b"foo.c"[..], Some(12), true))
+    );
+    assert_eq!(split_srcline(b"  ??:0"), Some((&b"??"[..], Some(0), false)));
+    assert_eq!(split_srcline(b"  ffff foo:12"), None);
+}
+
+#[test]
+fn tidies_names_like_inferno() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "go/build.(*importReader).readByte",
+            "go/build.(*importReader).readByte",
+        ),
+        ("foo<Vec::<usize>>(Vec<usize>)", "foo<Vec::<usize>>"),
+        (".run()V", ".run"),
+        ("base(BasicType) const", "base"),
+        (
+            "std::function<void (int, int)>::operator(int, int)",
+            "std::function<void (int, int)>::operator",
+        ),
+        (
+            "{lambda(int, int)#2}::operator()",
+            "{lambda(int, int)#2}::operator",
+        ),
+        (
+            "(anonymous namespace)::myBar()",
+            "(anonymous namespace)::myBar",
+        ),
+        ("[(foo)]::bar()", "[(foo)]::bar"),
+        ("Lfoo;::bar", "Lfoo:::bar"),
+    ];
+    for (input, want) in cases {
+        let mut v = input.as_bytes().to_vec();
+        tidy_generic(&mut v);
+        assert_eq!(String::from_utf8_lossy(&v), *want, "{input}");
+    }
+    let fixed = |s: &str| String::from_utf8_lossy(&fix_rust(s.as_bytes())).into_owned();
+    assert_eq!(
+        fixed("std::sys::unix::fs::File::open::hb90e1c1c787080f0"),
+        "std::sys::unix::fs::File::open"
+    );
+    assert_eq!(
+        fixed(
+            "_$LT$std..fs..ReadDir$u20$as$u20$core..iter..traits..iterator..Iterator$GT$::next::hc14f1750ca79129b"
+        ),
+        "<std::fs::ReadDir as core::iter::traits::iterator::Iterator>::next"
+    );
+    assert_eq!(fixed("plain"), "plain");
+    assert!(is_kernel(b"[kernel.kallsyms]"));
+    assert!(is_kernel(
+        b"/usr/lib/debug/boot/vmlinux-5.4.14-cloudflare-2020.1.11"
+    ));
+    assert!(is_kernel(b"nf.ko"));
+    assert!(!is_kernel(b"[unknown]"));
+    assert!(!is_kernel(b"vmlinux/"));
+    assert!(is_jit(b"/tmp/perf-19982.map"));
+    assert!(is_jit(b"/home/x/.debug/jit/jitted-123-4.so"));
+    assert!(!is_jit(b"/usr/lib/libc.so"));
+}
+
+#[test]
+fn names_frames_like_inferno_and_marks_their_kinds() {
+    let text = b"\
+java 10488  9962.523711:   10101010 cpu-clock: 
+\t    7f89cc45c5c3 Ljava/io/BufferedWriter;::flushBuffer->Ljava/io/OutputStreamWriter;::write+0x4b (/tmp/perf-10487.map)
+\t    7f89c4991c43 Interpreter+0x1743 (/tmp/perf-10487.map)
+\t    7f89e278d702 [unknown] (/usr/lib/jvm/java-11-openjdk/lib/server/libjvm.so)
+\t               0 [unknown] ([unknown])
+\tffffffffaee8017b [unknown] ([kernel.kallsyms])
+
+rustc 10 1.0: 1 cycles:
+\t    5d4d847 std::rt::lang_start::h0123456789abcdef+0x1 (/bin/rustc)
+\t    5d4d847 inlined_helper (inlined)
+\t    5d4d847 _start (/bin/rustc)
+
+";
+    let p = load(text);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    assert_eq!(
+        folded(&p, 0, false),
+        [
+            "java;[[kernel.kallsyms]];[unknown];[libjvm.so];Interpreter;java/io/BufferedWriter:::flushBuffer;java/io/OutputStreamWriter:::write_[i] 1",
+            "rustc;_start;inlined_helper;std::rt::lang_start 1",
+        ]
+    );
+    assert_eq!(
+        folded(&p, 0, true),
+        [
+            "java;[[kernel.kallsyms]]_[k];[unknown];[libjvm.so];Interpreter_[j];java/io/BufferedWriter:::flushBuffer_[j];java/io/OutputStreamWriter:::write_[i] 1",
+            "rustc;_start;inlined_helper;std::rt::lang_start 1",
+        ]
+    );
+    let kind = |n: &[u8]| {
+        p.frames
+            .get(n)
+            .and_then(|f| p.frame_meta.get(&f))
+            .map(|m| m.kind)
+    };
+    assert_eq!(kind(b"inlined_helper"), Some(FrameKind::Inlined));
+    assert_eq!(
+        kind(b"java/io/OutputStreamWriter:::write_[i]"),
+        Some(FrameKind::Inlined)
+    );
+    assert_eq!(kind(b"Interpreter"), Some(FrameKind::Jit));
+    assert_eq!(kind(b"_start"), None);
+    // Two different events: per-event pairs, and `cycles` counted as a count.
+    let kinds: Vec<&str> = p.value_types.iter().map(|v| v.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "samples",
+            "period",
+            "cpu-clock samples",
+            "cpu-clock period",
+            "cycles samples",
+            "cycles period"
+        ]
+    );
+    assert_eq!(p.value_types[3].unit, Unit::Nanoseconds);
+    assert_eq!(p.value_types[5].unit, Unit::Count);
+    assert_eq!(
+        p.samples.values,
+        [1, 10_101_010, 1, 10_101_010, 0, 0, 1, 1, 0, 0, 1, 1]
+    );
+}
+
+#[test]
+fn keeps_source_lines_and_srcline_inlined_frames() {
+    let text = b"\
+app 1 1.0: 1 cycles:
+\t    55d3 leaf+0x3 (/bin/app)
+  app.c:12
+\t    55d3 helper
+  app.c:30 (inlined)
+\t    55d9 main+0x9 (/bin/app)
+  ??:0
+
+";
+    let p = load(text);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    assert_eq!(folded(&p, 0, false), ["app;main;helper;leaf 1"]);
+    let meta = |n: &[u8]| p.frames.get(n).and_then(|f| p.frame_meta.get(&f)).cloned();
+    let leaf = meta(b"leaf").unwrap_or_default();
+    assert_eq!((leaf.file.as_deref(), leaf.line), (Some("app.c"), Some(12)));
+    assert_eq!(meta(b"helper").map(|m| m.kind), Some(FrameKind::Inlined));
+}
+
+#[test]
+fn reads_tabs_single_line_stacks_and_missing_blank_lines() {
+    let text = b"\
+           false 39654 19115.489713:          1 cycles:u:  ffffffff9b201293 [unknown] ([unknown])
+           false 39654 19115.489719:          1 cycles:      7fa68b1f2d84 _dl_start+0x4 (/usr/lib/ld-2.31.so)
+Gecko\t25122 [007] 115539.936601:\t\t1000000 task-clock:u:
+        b3cea6c4\tLock::unlock() (/system/lib/libc.so)
+        b3cea535\tshould_trace() (/system/lib/libc.so)
+Gecko\t25122 [007] 115539.937601:\t\t1000000 task-clock:u:
+        b3cea535\tshould_trace() (/system/lib/libc.so)";
+    let p = load(text);
+    assert_eq!(
+        folded(&p, 0, false),
+        [
+            "Gecko;should_trace 1",
+            "Gecko;should_trace;Lock::unlock 1",
+            "false;[unknown] 1",
+            "false;_dl_start 1"
+        ]
+    );
+    // The last stack ends without a newline: it may be cut short.
+    assert_eq!(p.warnings.count, 1, "{:?}", p.warnings);
+    assert_eq!(p.warnings.first[0].line, 7);
+}
+
+#[test]
+fn warns_about_bad_lines_and_rejects_what_is_no_perf_text() {
+    let text = b"\
+inline-counter 26037  8801.193547:     250000 cpu-clock:uhH:
+\t          401b97 main+0x1f (./inline-counter)
+
+inline-counter 26037  8801.194312:     250000 cpu-clock:uhH:
+\t          THIS_IS_A_WEIRD_LINE
+
+inline-counter 26037  8801.194312:     250000 cpu-clock:uhH:
+
+\t          401b94 main+0x1c (./inline-counter)
+";
+    let p = load(text);
+    assert_eq!(folded(&p, 1, false), ["inline-counter;main 250000"]);
+    let lines: Vec<u64> = p.warnings.first.iter().map(|w| w.line).collect();
+    assert_eq!(lines, [5, 9]);
+    assert!(
+        p.notes.iter().any(|n| n.starts_with("2 events without")),
+        "{:?}",
+        p.notes
+    );
+    match parse(&b"a;b;c 12\nnot perf\n"[..], &Progress::default()) {
+        Err(ParseError::Invalid { line: 1, message }) => {
+            assert!(message.contains("a;b;c 12"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn reads_frame_lines_without_a_dso() {
+    // `perf script -F comm,tid,cpu,time,tod,period,event,ip,sym,symoff`
+    let text = b"\
+bash 13128 [000] 2026-12-02 11:56:16.061054   929.134222:    2004008 cpu-clock:ppp: 
+\tffffffff8161e0ac unlink_anon_vmas+0xdc
+\tffffffff81000130 entry_SYSCALL_64_after_hwframe+0x76
+\t    7f97578a5f40 [unknown]
+\t           1ab78 _dl_start_user+0x0
+
+";
+    assert_eq!(probe(text, true), Some(true));
+    let p = load(text);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    assert_eq!(
+        folded(&p, 0, true),
+        ["bash;_dl_start_user;[unknown];entry_SYSCALL_64_after_hwframe_[k];unlink_anon_vmas_[k] 1"]
+    );
+    assert_eq!(
+        p.meta.time_to_unix_ns,
+        Some(1_796_212_576_061_054_000 - 929_134_222_000)
+    );
+}
+
+#[test]
+fn keeps_anonymous_namespaces_but_skips_other_parenthesised_names() {
+    let text = b"\
+lto cgu.00  9712 [001]   790.282537:    2004008 cpu-clock:ppp: 
+\t         8894f57 (anonymous namespace)::IRLinker::run(int)+0x58b (/usr/lib/libLLVM.so)
+\t         8894f00 (process) (/usr/lib/libLLVM.so)
+\t         8894e00 main+0x1 (/usr/bin/lto)
+
+";
+    let p = load(text);
+    assert_eq!(
+        folded(&p, 0, false),
+        ["lto_cgu.00;main;(anonymous namespace)::IRLinker::run 1"]
+    );
+}
+
+#[test]
+fn an_event_line_where_a_frame_was_expected_starts_a_new_sample() {
+    // No blank lines between samples, and a comm (`dd`) that is a hex number.
+    let text = b"\
+dd 29776 666709.771979:   10101010 cpu-clock:
+\t    7f00 write+0x1 (/lib/libc.so)
+dd 29776 666709.782078:   10101010 cpu-clock:
+\t    7f10 read
+\t    7f20 main+0x2
+";
+    let p = load(text);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    assert_eq!(
+        folded(&p, 1, false),
+        ["dd;main;read 10101010", "dd;write 10101010"]
+    );
+}
+
+#[test]
+fn a_header_block_without_its_closing_rule_ends_at_the_first_event() {
+    let text = b"\
+# ========
+# cmdline : /usr/bin/perf record -g -- python3 -c x = 1
+y = 2
+a 1 1.0: 1 cycles:
+\t1 f (x)
+
+";
+    let p = load(text);
+    assert_eq!(folded(&p, 0, false), ["a;f 1"]);
+    let cmdline = p.meta.extra.iter().find(|(k, _)| k == "cmdline");
+    assert_eq!(
+        cmdline.map(|(_, v)| v.as_str()),
+        Some("/usr/bin/perf record -g -- python3 -c x = 1\ny = 2")
+    );
+}
+
+#[test]
+fn reads_deep_stacks_without_recursion() {
+    let mut text = b"deep 1 1.0: 1 cycles:\n".to_vec();
+    for i in 0..20_000 {
+        text.extend_from_slice(format!("\t{i:x} f{i} (/bin/deep)\n").as_bytes());
+    }
+    text.push(b'\n');
+    let p = load(&text);
+    let s = p.samples.stack_of(0).unwrap_or(StackId(0));
+    let path = p.stacks.path(s);
+    assert_eq!(path.len(), 20_001);
+    assert_eq!(p.frames.name(path[1]), "f19999");
+}
+
+#[test]
+fn shares_prefixes_between_samples() {
+    let text = b"\
+a 1 1.0: cycles:
+\t1 c (x)
+\t2 b (x)
+
+a 1 1.1: cycles:
+\t1 d (x)
+\t2 b (x)
+
+a 1 1.2: cycles:
+\t1 c (x)
+\t2 b (x)
+
+";
+    let p = load(text);
+    // a, a;b, a;b;c, a;b;d
+    assert_eq!(p.stacks.len(), 4);
+    assert_eq!(p.samples.stack[0], p.samples.stack[2]);
+    assert_eq!(p.meta.period, None);
+    assert_eq!(p.value_types[1], ValueType::new("period", Unit::Count));
+}
+
+#[test]
+fn tod_times_give_the_unix_offset() {
+    let text = b"\
+python3  7027 2026-12-02 13:32:50.592966  1949.125231:    1001001 cpu-clock:ppp: 
+\t           329d4 _nl_find_locale+0x174 (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+";
+    let p = load(text);
+    assert_eq!(
+        p.meta.time_to_unix_ns,
+        Some(1_796_218_370_592_966_000 - 1_949_125_231_000)
+    );
+    assert_eq!(p.meta.start_unix_ns, Some(1_796_218_370_592_966_000));
+}
+
+#[test]
+fn cancels_and_survives_garbage() {
+    let progress = Progress::default();
+    progress.cancel();
+    assert!(matches!(
+        parse(SIMPLE, &progress),
+        Err(ParseError::Cancelled)
+    ));
+    // Every prefix and a byte-scrambled copy of a real input: no panic.
+    for cut in 0..SIMPLE.len() {
+        let _ = parse(&SIMPLE[..cut], &Progress::default());
+        let _ = probe(&SIMPLE[..cut], false);
+    }
+    let mut x: u32 = 12345;
+    for round in 0..200 {
+        let mut v = SIMPLE.to_vec();
+        for _ in 0..(round % 20 + 1) {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let i = (x >> 8) as usize % v.len();
+            let alphabet = b"()[]:;/ \t\n0123456789ab+x->#$.";
+            v[i] = alphabet[(x >> 20) as usize % alphabet.len()];
+        }
+        let _ = parse(&v[..], &Progress::default());
+        let _ = probe(&v, true);
+    }
+}

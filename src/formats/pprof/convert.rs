@@ -1,0 +1,538 @@
+//! From the decoded message to ember's model: value types, locations as frames,
+//! samples as stacks (with [`super::stacks`]), labels, and the profile's facts.
+
+use std::collections::HashMap;
+
+use super::labels::LabelSets;
+use super::prune::{FrameFilter, prune_start};
+use super::stacks::{NameOrder, build_stacks};
+use super::{invalid, proto};
+use crate::formats::ParseError;
+use crate::input::Progress;
+use crate::model::{FrameId, FrameKind, FrameMeta, Profile, StackId, Unit, ValueType};
+
+/// Most frames (summed over all samples) per input byte. Each location id takes
+/// at least a byte; only inlined lines multiply it, by far less than this.
+const FRAMES_PER_BYTE: usize = 16;
+/// Samples converted between two checks of the cancel flag.
+const CANCEL_EVERY: usize = 1 << 16;
+
+/// Ids to positions: a table for the usual small dense ids, a map for the rest.
+struct IdIndex {
+    dense: Vec<u32>,
+    sparse: HashMap<u64, u32>,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl IdIndex {
+    /// Indexes `ids` (positions in order); id 0 and repeated ids are left out and
+    /// counted in the returned (zero, duplicate) pair.
+    fn new(ids: impl ExactSizeIterator<Item = u64>) -> (IdIndex, u64, u64) {
+        let n = ids.len();
+        let mut ix = IdIndex {
+            dense: vec![NONE; n + 1],
+            sparse: HashMap::new(),
+        };
+        let (mut zero, mut dup) = (0, 0);
+        for (pos, id) in ids.enumerate() {
+            let pos = pos as u32;
+            if id == 0 {
+                zero += 1;
+                continue;
+            }
+            let slot = match usize::try_from(id).ok().filter(|&i| i <= n) {
+                Some(i) => &mut ix.dense[i],
+                None => ix.sparse.entry(id).or_insert(NONE),
+            };
+            if *slot == NONE {
+                *slot = pos;
+            } else {
+                dup += 1;
+            }
+        }
+        (ix, zero, dup)
+    }
+
+    fn get(&self, id: u64) -> Option<usize> {
+        let pos = match usize::try_from(id).ok().and_then(|i| self.dense.get(i)) {
+            Some(&p) => p,
+            None => *self.sparse.get(&id)?,
+        };
+        (pos != NONE).then_some(pos as usize)
+    }
+}
+
+/// The string table with counted out-of-range indexes.
+pub(super) struct Strings<'a> {
+    table: &'a [Vec<u8>],
+    bad: u64,
+}
+
+impl<'a> Strings<'a> {
+    pub(super) fn get(&mut self, i: i64) -> &'a [u8] {
+        match usize::try_from(i).ok().and_then(|i| self.table.get(i)) {
+            Some(s) => s,
+            None => {
+                self.bad += 1;
+                b""
+            }
+        }
+    }
+
+    pub(super) fn text(&mut self, i: i64) -> String {
+        String::from_utf8_lossy(self.get(i)).into_owned()
+    }
+}
+
+/// A location's frames, root-first, as a span of `Converter::loc_frames`.
+#[derive(Clone, Copy, Default)]
+pub(super) struct LocFrames {
+    start: u32,
+    len: u32,
+    /// pprof `Prune`: drop this location and everything below it.
+    pub(super) prune: bool,
+    /// pprof `Prune`: keep this (trimmed) location, drop everything below it.
+    pub(super) beneath: bool,
+}
+
+/// `[basename]` of a mapping's file, or `<unknown>`, as pprof names code it has
+/// no function name for.
+pub(super) fn object_name(file: &[u8]) -> Vec<u8> {
+    if file.is_empty() {
+        return b"<unknown>".to_vec();
+    }
+    // Go's filepath.Base: trailing slashes dropped, then the last element.
+    let trimmed = match file.iter().rposition(|&b| b != b'/') {
+        Some(i) => &file[..=i],
+        None => b"/",
+    };
+    let base = match trimmed.iter().rposition(|&b| b == b'/') {
+        Some(i) if trimmed.len() > 1 => &trimmed[i + 1..],
+        _ => trimmed,
+    };
+    let mut out = Vec::with_capacity(base.len() + 2);
+    out.push(b'[');
+    out.extend_from_slice(base);
+    out.push(b']');
+    out
+}
+
+/// Counted problems with ids, reported once each at the end.
+#[derive(Default)]
+struct IdProblems {
+    missing_locations: u64,
+    first_missing_location: Option<u64>,
+    missing_functions: u64,
+    missing_mappings: u64,
+    zero_ids: u64,
+    duplicate_ids: u64,
+    bad_values: u64,
+    first_bad_values: Option<(usize, usize)>,
+}
+
+/// Converts the decoded message (`input_len` bytes on the wire) to a profile.
+pub(super) fn convert(
+    m: &proto::Profile,
+    input_len: usize,
+    progress: &Progress,
+) -> Result<Profile, ParseError> {
+    let mut strings = Strings {
+        table: &m.string_table,
+        bad: 0,
+    };
+    let mut problems = IdProblems::default();
+
+    // Value types and the default one.
+    let mut value_types: Vec<ValueType> = m
+        .sample_type
+        .iter()
+        .map(|vt| {
+            let unit = String::from_utf8_lossy(strings.get(vt.unit)).into_owned();
+            ValueType::new(&strings.text(vt.r#type), Unit::from_name(&unit))
+        })
+        .collect();
+    let mut notes = Vec::new();
+    if value_types.is_empty() {
+        let n = m.sample.first().map_or(0, |s| s.value.len());
+        if n == 0 {
+            return Err(invalid(format!(
+                "no samples with values in the profile ({} samples, no sample_type)",
+                m.sample.len()
+            )));
+        }
+        value_types = (0..n)
+            .map(|i| ValueType::new(&format!("value{i}"), Unit::Count))
+            .collect();
+        notes.push(format!(
+            "no sample_type in the profile: its {n} value(s) are shown unnamed (pprof refuses such a file)"
+        ));
+    }
+    let nvalues = value_types.len();
+    let default_name = strings.get(m.default_sample_type);
+    let default_value = (!default_name.is_empty())
+        .then(|| {
+            m.sample_type
+                .iter()
+                .position(|vt| strings.get(vt.r#type) == default_name)
+        })
+        .flatten()
+        .unwrap_or(nvalues - 1);
+
+    let mut profile = Profile::new("pprof", value_types);
+    profile.default_value = default_value;
+    profile.notes = notes;
+    if m.string_table.first().is_some_and(|s| !s.is_empty()) {
+        profile.warnings.push(
+            0,
+            "string_table[0] is not the empty string (pprof refuses this)",
+        );
+    }
+
+    // Mappings: id -> object name.
+    let (mapping_ix, z, d) = IdIndex::new(m.mapping.iter().map(|x| x.id));
+    problems.zero_ids += z;
+    problems.duplicate_ids += d;
+    let mapping_files: Vec<&[u8]> = m.mapping.iter().map(|x| strings.get(x.filename)).collect();
+    let mapping_names: Vec<Vec<u8>> = mapping_files.iter().map(|f| object_name(f)).collect();
+    let kernel: Vec<bool> = mapping_files
+        .iter()
+        .map(|f| f.starts_with(b"[kernel"))
+        .collect();
+
+    // Functions: id -> position.
+    let (function_ix, z, d) = IdIndex::new(m.function.iter().map(|x| x.id));
+    problems.zero_ids += z;
+    problems.duplicate_ids += d;
+
+    let filter = FrameFilter::new(strings.get(m.drop_frames), strings.get(m.keep_frames));
+    if filter.is_none() && m.drop_frames != 0 && !strings.get(m.drop_frames).is_empty() {
+        profile.notes.push(
+            "drop_frames is a regular expression ember does not apply: frames pprof would hide are shown"
+                .into(),
+        );
+    }
+
+    // Locations: each becomes its frames once, root-first.
+    let (location_ix, z, d) = IdIndex::new(m.location.iter().map(|x| x.id));
+    problems.zero_ids += z;
+    problems.duplicate_ids += d;
+    let unknown_object = profile.frames.intern(b"<unknown>");
+    let mut locs: Vec<LocFrames> = Vec::with_capacity(m.location.len());
+    let mut loc_frames: Vec<FrameId> = Vec::with_capacity(m.location.len());
+    // One location's lines: (frame, function, line number, kind, dropped).
+    let mut lines: Vec<(FrameId, Option<&proto::Function>, i64, FrameKind, bool)> = Vec::new();
+    for loc in &m.location {
+        let mapping = if loc.mapping_id == 0 {
+            None
+        } else {
+            let found = mapping_ix.get(loc.mapping_id);
+            if found.is_none() && !m.mapping.is_empty() {
+                problems.missing_mappings += 1;
+            }
+            found
+        };
+        let object = mapping.map_or(unknown_object, |i| profile.frames.intern(&mapping_names[i]));
+        let outer_kind = if mapping.is_some_and(|i| kernel[i]) {
+            FrameKind::Kernel
+        } else {
+            FrameKind::Normal
+        };
+        lines.clear();
+        let last = loc.line.len().saturating_sub(1);
+        for (li, line) in loc.line.iter().enumerate() {
+            let function = if line.function_id == 0 {
+                None
+            } else {
+                let found = function_ix.get(line.function_id);
+                if found.is_none() {
+                    problems.missing_functions += 1;
+                }
+                found.map(|i| &m.function[i])
+            };
+            let name = function.map_or(&b""[..], |f| strings.get(f.name));
+            let frame = if name.is_empty() {
+                object
+            } else {
+                profile.frames.intern(name)
+            };
+            let kind = if li < last {
+                FrameKind::Inlined
+            } else {
+                outer_kind
+            };
+            let dropped = filter
+                .as_ref()
+                .is_some_and(|f| !name.is_empty() && f.drops(name));
+            lines.push((frame, function, line.line, kind, dropped));
+        }
+        if lines.is_empty() {
+            lines.push((object, None, 0, outer_kind, false));
+        }
+        // pprof's Prune: the outermost dropped line cuts the location there.
+        let mut entry = LocFrames::default();
+        let mut keep_from = 0;
+        if let Some(i) = lines.iter().rposition(|l| l.4) {
+            entry.beneath = true;
+            if i + 1 == lines.len() {
+                entry.prune = true;
+            } else {
+                keep_from = i + 1;
+            }
+        }
+        entry.start = loc_frames.len() as u32;
+        for &(frame, function, line, kind, _) in lines.iter().skip(keep_from).rev() {
+            loc_frames.push(frame);
+            // Where a frame is first met is where it says it comes from.
+            profile
+                .frame_meta
+                .entry(frame)
+                .or_insert_with(|| FrameMeta {
+                    file: function
+                        .map(|f| strings.get(f.filename))
+                        .filter(|f| !f.is_empty())
+                        .map(|f| String::from_utf8_lossy(f).into_owned()),
+                    line: u32::try_from(line).ok().filter(|&l| l > 0),
+                    kind,
+                });
+        }
+        entry.len = loc_frames.len() as u32 - entry.start;
+        locs.push(entry);
+    }
+
+    let loc_table = LocTable::new(&location_ix, &m.location, &locs);
+    drop(locs);
+
+    // Samples: first each valid sample's frames, root-first, in one flat array,
+    // as keys that sort like the frames' names (see `build_stacks`).
+    let mut order = NameOrder::new(&profile.frames);
+    let loc_keys: Vec<u32> = loc_frames.iter().map(|&f| order.key(f)).collect();
+    drop(loc_frames);
+    let mut valid: Vec<u32> = Vec::with_capacity(m.sample.len());
+    let mut seq: Vec<u32> = Vec::with_capacity(m.sample.iter().map(|s| s.location_id.len()).sum());
+    let mut offs: Vec<usize> = Vec::with_capacity(m.sample.len() + 1);
+    let mut unknown: HashMap<u64, u32> = HashMap::new();
+    let frame_limit = input_len
+        .saturating_mul(FRAMES_PER_BYTE)
+        .saturating_add(1 << 20);
+    offs.push(0);
+    for (si, s) in m.sample.iter().enumerate() {
+        if si % CANCEL_EVERY == 0 && progress.is_cancelled() {
+            return Err(ParseError::Cancelled);
+        }
+        if s.value.len() != nvalues {
+            problems.bad_values += 1;
+            problems.first_bad_values.get_or_insert((si, s.value.len()));
+            continue;
+        }
+        let lo = if filter.is_some() {
+            prune_start(&s.location_id, |id| loc_table.get(id))
+        } else {
+            0
+        };
+        for &id in s.location_id[lo..].iter().rev() {
+            match loc_table.get(id) {
+                Some(l) if l.len == 1 => seq.push(loc_keys[l.start as usize]),
+                Some(l) => {
+                    // Inlined lines multiply a location: bound what a small
+                    // input can make us hold.
+                    if seq.len() + l.len as usize > frame_limit {
+                        return Err(invalid(format!(
+                            "the stacks would hold more than {frame_limit} frames \
+                             ({FRAMES_PER_BYTE} per input byte): too many inlined lines per location"
+                        )));
+                    }
+                    seq.extend_from_slice(&loc_keys[l.start as usize..(l.start + l.len) as usize]);
+                }
+                None => {
+                    problems.missing_locations += 1;
+                    problems.first_missing_location.get_or_insert(id);
+                    let key = match unknown.get(&id) {
+                        Some(&k) => k,
+                        None => {
+                            let name = format!("[unknown location {id:#x}]");
+                            let k = order.key(profile.frames.intern(name.as_bytes()));
+                            unknown.insert(id, k);
+                            k
+                        }
+                    };
+                    seq.push(key);
+                }
+            }
+        }
+        valid.push(si as u32);
+        offs.push(seq.len());
+    }
+    if progress.is_cancelled() {
+        return Err(ParseError::Cancelled);
+    }
+    let stack_of = build_stacks(&mut profile, &order.by_key, &seq, &offs);
+    drop(seq);
+
+    // Then the samples in file order, with their stacks, values and labels.
+    let mut labels = LabelSets::default();
+    profile.samples.stack.reserve(valid.len());
+    profile
+        .samples
+        .values
+        .reserve(valid.len().saturating_mul(nvalues));
+    for (k, &si) in valid.iter().enumerate() {
+        let s = &m.sample[si as usize];
+        let stack = stack_of[k];
+        profile.push_sample((stack != u32::MAX).then_some(StackId(stack)), &s.value);
+        if !s.label.is_empty() || labels.any {
+            let set = labels.set_of(&s.label, &mut strings);
+            labels.push(k, set);
+        }
+    }
+    labels.finish(&mut profile);
+
+    // Profile facts.
+    let meta = &mut profile.meta;
+    meta.start_unix_ns = u64::try_from(m.time_nanos).ok().filter(|&t| t > 0);
+    meta.duration_ns = u64::try_from(m.duration_nanos).ok().filter(|&t| t > 0);
+    if m.period != 0 {
+        let pt = m.period_type.unwrap_or_default();
+        let unit = String::from_utf8_lossy(strings.get(pt.unit)).into_owned();
+        meta.period = Some((
+            m.period,
+            ValueType::new(&strings.text(pt.r#type), Unit::from_name(&unit)),
+        ));
+    }
+    for &c in &m.comment {
+        meta.extra.push(("comment".into(), strings.text(c)));
+    }
+    for (key, idx) in [
+        ("drop_frames", m.drop_frames),
+        ("keep_frames", m.keep_frames),
+        ("doc_url", m.doc_url),
+    ] {
+        if idx != 0 {
+            meta.extra.push((key.into(), strings.text(idx)));
+        }
+    }
+    if let Some(main) = m.mapping.first() {
+        let file = strings.text(main.filename);
+        if !file.is_empty() {
+            meta.extra.push(("binary".into(), file));
+        }
+        let build = strings.text(main.build_id);
+        if !build.is_empty() {
+            meta.extra.push(("build_id".into(), build));
+        }
+    }
+
+    report(&mut profile, &problems, strings.bad, m);
+    if profile.samples.is_empty() {
+        let why = match profile.warnings.first.first() {
+            Some(w) => format!("; {}", w.message),
+            None => String::new(),
+        };
+        return Err(invalid(format!(
+            "no samples in the profile ({} sample records, {} sample types){why}",
+            m.sample.len(),
+            m.sample_type.len()
+        )));
+    }
+    Ok(profile)
+}
+
+/// Location id -> its frames, directly indexed for the usual small dense ids.
+struct LocTable {
+    dense: Vec<LocFrames>,
+    sparse: HashMap<u64, LocFrames>,
+}
+
+impl LocTable {
+    fn new(index: &IdIndex, locations: &[proto::Location], locs: &[LocFrames]) -> LocTable {
+        let mut t = LocTable {
+            dense: vec![LocFrames::default(); locations.len() + 1],
+            sparse: HashMap::new(),
+        };
+        for loc in locations {
+            let Some(i) = index.get(loc.id) else {
+                continue;
+            };
+            match usize::try_from(loc.id)
+                .ok()
+                .and_then(|id| t.dense.get_mut(id))
+            {
+                Some(slot) => *slot = locs[i],
+                None => {
+                    t.sparse.insert(loc.id, locs[i]);
+                }
+            }
+        }
+        t
+    }
+
+    /// Every location has at least one frame, so an empty entry is no location.
+    #[inline]
+    fn get(&self, id: u64) -> Option<LocFrames> {
+        match usize::try_from(id).ok().and_then(|i| self.dense.get(i)) {
+            Some(l) if l.len > 0 => Some(*l),
+            Some(_) => None,
+            None => self.sparse.get(&id).copied(),
+        }
+    }
+}
+
+/// Turns counted problems into warnings.
+fn report(profile: &mut Profile, p: &IdProblems, bad_strings: u64, m: &proto::Profile) {
+    let w = &mut profile.warnings;
+    if let Some((i, n)) = p.first_bad_values {
+        w.push(
+            0,
+            format!(
+                "{} sample(s) skipped: their number of values differs from the {} sample types (the first, sample {i}, has {n})",
+                p.bad_values,
+                m.sample_type.len().max(1)
+            ),
+        );
+    }
+    if let Some(id) = p.first_missing_location {
+        w.push(
+            0,
+            format!(
+                "{} reference(s) to missing locations (the first, id {id}) are shown as [unknown location]",
+                p.missing_locations
+            ),
+        );
+    }
+    if p.missing_functions > 0 {
+        w.push(
+            0,
+            format!(
+                "{} line(s) name a missing function; named after their mapping instead",
+                p.missing_functions
+            ),
+        );
+    }
+    if p.missing_mappings > 0 {
+        w.push(
+            0,
+            format!(
+                "{} location(s) name a missing mapping; shown as <unknown>",
+                p.missing_mappings
+            ),
+        );
+    }
+    if p.zero_ids > 0 || p.duplicate_ids > 0 {
+        w.push(
+            0,
+            format!(
+                "{} mapping/location/function record(s) with id 0 and {} with a repeated id were ignored",
+                p.zero_ids, p.duplicate_ids
+            ),
+        );
+    }
+    if bad_strings > 0 {
+        w.push(
+            0,
+            format!(
+                "{bad_strings} string index(es) outside the string table ({} entries) read as empty",
+                m.string_table.len()
+            ),
+        );
+    }
+}
