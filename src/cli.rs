@@ -185,7 +185,7 @@ pub struct ViewArgs {
     #[arg(long)]
     pub no_watch: bool,
     /// Follow the newest profile in DIR (a collector writing one file a minute);
-    /// [ and ] step to older and newer ones.
+    /// the bracket keys step to older and newer ones.
     #[arg(long, value_name = "DIR", conflicts_with = "profile")]
     pub watch_dir: Option<PathBuf>,
 }

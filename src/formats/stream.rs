@@ -1,8 +1,8 @@
 //! Resumable parsing of the line formats (folded, perf script): bytes are fed as they
 //! arrive (an appended file, a pipe) and a profile can be taken at any point.
 //!
-//! `parse` of these formats runs on the same state ([`folded::Folder`],
-//! [`perf::Parser`]), so what a stream returns is what `parse` returns for the same
+//! `parse` of these formats runs on the same state (`folded::Folder`,
+//! `perf::Parser`), so what a stream returns is what `parse` returns for the same
 //! bytes, whatever the cuts between feeds.
 
 use memchr::{memchr, memrchr};

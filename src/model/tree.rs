@@ -1,7 +1,7 @@
 //! The call tree: weights aggregated over a profile's stack table.
 //!
 //! Node 0 is the synthetic root ("all"); node `i + 1` is stack `i`. The tree borrows
-//! its shape (frame, parent) from the [`StackTable`] and adds totals, selfs and
+//! its shape (frame, parent) from the [`StackTable`](super::stacks::StackTable) and adds totals, selfs and
 //! ordered child lists, so a rebuild for another value type or a sample filter
 //! reuses the table and never re-parses.
 
