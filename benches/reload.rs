@@ -115,6 +115,10 @@ fn main() -> anyhow::Result<()> {
 
     let tmp = dir.path().join(".cpu.folded.tmp");
     std::fs::write(&tmp, &bytes)?;
+    // Let the kernel write the copy back first: its flush competes for the
+    // CPU with the reload otherwise (the file is read from the page cache).
+    std::fs::File::open(&tmp)?.sync_all()?;
+    std::thread::sleep(Duration::from_millis(500));
     let t = Instant::now();
     std::fs::rename(&tmp, &path)?;
     let r = next_view(&rx)?;
