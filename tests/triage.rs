@@ -351,3 +351,27 @@ fn sandwich_opens_from_the_table_and_refuses_transforms() {
     app.update(Action::Unzoom);
     assert_eq!(app.view, View::Table);
 }
+
+#[test]
+fn the_sandwich_draws_at_any_size_without_panicking() {
+    let mut app = app();
+    select_child_of_main(&mut app, "render");
+    app.update(Action::Sandwich);
+    app.update(Action::ToggleDetail);
+    for (w, h) in [
+        (1, 1),
+        (2, 2),
+        (10, 3),
+        (20, 4),
+        (30, 6),
+        (80, 24),
+        (200, 8),
+    ] {
+        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        term.draw(|f| panels::draw(f, &mut app)).unwrap();
+        app.update(Action::MoveUp);
+    }
+    // Still in the sandwich, on a real frame of one of its panes.
+    assert_eq!(app.view, View::Sandwich);
+    assert_ne!(pane_selection(&app).0, "all");
+}
