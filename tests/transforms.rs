@@ -676,3 +676,72 @@ fn a_recipe_with_bad_toml_names_the_file_and_the_line() {
     assert!(matches!(err, RecipeError::Io { .. }), "{err:?}");
     assert!(err.to_string().starts_with(&missing.display().to_string()));
 }
+
+/// `path count` per distinct path, each sample's path mapped by `f`, sorted.
+fn naive_folded(p: &Profile, f: impl Fn(Vec<String>) -> Option<Vec<String>>) -> Vec<String> {
+    let mut sums: BTreeMap<String, i64> = BTreeMap::new();
+    let n = p.value_types.len();
+    for i in 0..p.samples.len() {
+        let Some(s) = p.samples.stack_of(i) else {
+            continue;
+        };
+        let names = p
+            .stacks
+            .path(s)
+            .iter()
+            .map(|&fr| p.frames.name(fr).into_owned())
+            .collect();
+        if let Some(path) = f(names) {
+            *sums.entry(path.join(";")).or_default() += p.samples.values[i * n + p.default_value];
+        }
+    }
+    sums.into_iter()
+        .filter(|(_, v)| *v != 0)
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect()
+}
+
+/// No two stacks of the table are the same (prefix, frame) pair.
+fn assert_trie(name: &str, p: &Profile) {
+    let pairs: HashSet<(u32, u32)> = p
+        .stacks
+        .prefixes()
+        .iter()
+        .zip(p.stacks.frames())
+        .map(|(&pre, f)| (pre, f.0))
+        .collect();
+    assert_eq!(pairs.len(), p.stacks.len(), "{name}: duplicate stacks");
+}
+
+fn folded_of(p: &Profile) -> Vec<String> {
+    naive_folded(p, Some)
+}
+
+#[test]
+fn invert_and_callers_match_a_naive_reversal_of_every_sample() {
+    use ember::model::{invert::invert, sandwich};
+    for (name, p) in folded_profiles() {
+        let inv = invert(&p);
+        assert_trie(&name, &inv);
+        let want = naive_folded(&p, |mut path| {
+            path.reverse();
+            Some(path)
+        });
+        assert_eq!(folded_of(&inv), want, "{name}: inverted");
+        // Callers of the heaviest leaf frame: reversed from its innermost
+        // occurrence, for the samples that have it.
+        let tree = common::default_tree(&p);
+        let table = common::top_table(&p, &tree);
+        let Some(top) = table.rows.iter().max_by_key(|r| r.self_weight) else {
+            continue;
+        };
+        let fname = p.frames.name(top.frame).into_owned();
+        let callers = sandwich::callers(&p, top.frame);
+        assert_trie(&name, &callers);
+        let want = naive_folded(&p, |path| {
+            let at = path.iter().rposition(|n| *n == fname)?;
+            Some(path[..=at].iter().rev().cloned().collect())
+        });
+        assert_eq!(folded_of(&callers), want, "{name}: callers of {fname}");
+    }
+}

@@ -64,8 +64,18 @@ pub fn callers(profile: &Profile, f: FrameId) -> Profile {
         if reversed[o as usize] == NONE {
             let mut cur = Some(StackId(o));
             let mut leaf: Option<StackId> = None;
+            // As in `invert`: below a stack just added, nothing exists yet.
+            let mut fresh = false;
             while let Some(c) = cur {
-                leaf = Some(new.intern(leaf, old.frame(c)));
+                let frame = old.frame(c);
+                leaf = Some(if fresh {
+                    new.push_unique(leaf, frame)
+                } else {
+                    let before = new.len();
+                    let id = new.intern(leaf, frame);
+                    fresh = new.len() > before;
+                    id
+                });
                 cur = old.prefix(c);
             }
             reversed[o as usize] = leaf.map_or(NONE, |l| l.0);
