@@ -396,3 +396,21 @@ fn a_reload_keeps_the_value_type_and_order_picked_while_it_was_built() {
     app.reloaded(reload(load_bytes(AFTER), Vec::new(), 16));
     assert_eq!(loaded(&app).tree.options.order, order);
 }
+
+#[test]
+fn another_file_of_a_directory_shows_its_own_default_value() {
+    let mut app = app(true);
+    let p = common::load_path(&common::repo().join("samples/go-loganalytics.pb.gz"))
+        .expect("sample loads");
+    let default = p.default_value;
+    assert_ne!(default, 0, "pprof CPU shows cpu time by default");
+    app.reloaded(Box::new(Reload {
+        loaded: view(p, Vec::new()),
+        added: 0,
+        file: Some(("cpu-2.pb.gz".into(), 2, 2)),
+        change: Change::Switched,
+    }));
+    assert_eq!(loaded(&app).tree.options.value, default);
+    let label = app.live.as_ref().expect("live").label().0;
+    assert!(label.contains("cpu-2.pb.gz (2 of 2, newest)"), "{label}");
+}

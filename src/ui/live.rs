@@ -306,9 +306,14 @@ impl App {
             live.status.stale_views = 0;
         }
         let place = Place::save(old, self.view);
-        // The value type or order the user picked since the worker started.
+        // The value type or order the user picked since the worker started (of
+        // this file: another file of a directory brings its own value types).
         let (value, order) = (old.tree.options.value, old.tree.options.order);
-        if loaded.tree.options.value != value && value < loaded.profile.value_types.len() {
+        let same_file = change != Change::Switched;
+        if same_file
+            && loaded.tree.options.value != value
+            && value < loaded.profile.value_types.len()
+        {
             let options = TreeOptions {
                 value,
                 order,
