@@ -18,24 +18,7 @@ pub fn invert(profile: &Profile) -> Profile {
         }
         let i = *s as usize;
         if memo[i] == u32::MAX {
-            let mut cur: Option<StackId> = Some(StackId(*s));
-            let mut leaf: Option<StackId> = None;
-            // Below a stack that was just added nothing can exist yet: the rest
-            // of the path is appended without looking it up.
-            let mut fresh = false;
-            while let Some(c) = cur {
-                let frame = old.frame(c);
-                leaf = Some(if fresh {
-                    new.push_unique(leaf, frame)
-                } else {
-                    let before = new.len();
-                    let id = new.intern(leaf, frame);
-                    fresh = new.len() > before;
-                    id
-                });
-                cur = old.prefix(c);
-            }
-            memo[i] = leaf.map_or(u32::MAX, |l| l.0);
+            memo[i] = new.intern_reversed(old, StackId(*s)).0;
         }
         *s = memo[i];
     }

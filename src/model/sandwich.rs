@@ -62,23 +62,7 @@ pub fn callers(profile: &Profile, f: FrameId) -> Profile {
             continue;
         }
         if reversed[o as usize] == NONE {
-            let mut cur = Some(StackId(o));
-            let mut leaf: Option<StackId> = None;
-            // As in `invert`: below a stack just added, nothing exists yet.
-            let mut fresh = false;
-            while let Some(c) = cur {
-                let frame = old.frame(c);
-                leaf = Some(if fresh {
-                    new.push_unique(leaf, frame)
-                } else {
-                    let before = new.len();
-                    let id = new.intern(leaf, frame);
-                    fresh = new.len() > before;
-                    id
-                });
-                cur = old.prefix(c);
-            }
-            reversed[o as usize] = leaf.map_or(NONE, |l| l.0);
+            reversed[o as usize] = new.intern_reversed(old, StackId(o)).0;
         }
         map[s] = reversed[o as usize];
     }

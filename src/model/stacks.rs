@@ -88,6 +88,30 @@ impl StackTable {
         StackId(id)
     }
 
+    /// Interns `from`'s path in `old` read leaf first (`from`'s frame becomes a
+    /// root here), and returns the stack of its last frame (`old`'s root frame).
+    /// Below a stack just added nothing can exist yet, so the rest of the path is
+    /// appended without a lookup. What inversion and a callers tree are made of.
+    pub fn intern_reversed(&mut self, old: &StackTable, from: StackId) -> StackId {
+        let mut cur = Some(from);
+        let mut leaf: Option<StackId> = None;
+        let mut fresh = false;
+        while let Some(c) = cur {
+            let frame = old.frame(c);
+            leaf = Some(if fresh {
+                self.push_unique(leaf, frame)
+            } else {
+                let before = self.len();
+                let id = self.intern(leaf, frame);
+                fresh = self.len() > before;
+                id
+            });
+            cur = old.prefix(c);
+        }
+        // `from` has at least its own frame, so the loop ran.
+        leaf.unwrap_or(from)
+    }
+
     /// Appends the stack `prefix` + `frame`, which the caller guarantees is not in
     /// the table yet (a walk that meets every (prefix, frame) pair once, such as
     /// pprof's radix walk). Breaking the guarantee makes duplicate siblings, not
