@@ -374,18 +374,7 @@ impl App {
             return Effect::None;
         }
         if let Some(busy) = &self.busy
-            && matches!(
-                action,
-                Action::Focus
-                    | Action::DropFunction
-                    | Action::MergeFunction
-                    | Action::HideFrame
-                    | Action::CollapseRecursion
-                    | Action::MinWidth
-                    | Action::Undo
-                    | Action::NextValue
-                    | Action::Sandwich
-            )
+            && (action.changes_profile() || action == Action::Sandwich)
         {
             let text = format!("still {busy}: try again when it is done");
             if let Phase::Ready(l) = &mut self.phase {
@@ -402,19 +391,7 @@ impl App {
             self.search.coverage_zoom = None;
             return Effect::None;
         }
-        if self.view == View::Inverted
-            && matches!(
-                action,
-                Action::Focus
-                    | Action::DropFunction
-                    | Action::MergeFunction
-                    | Action::HideFrame
-                    | Action::CollapseRecursion
-                    | Action::MinWidth
-                    | Action::Undo
-                    | Action::NextValue
-            )
-        {
+        if self.view == View::Inverted && action.changes_profile() {
             // Transforms and value changes apply to the top-down profile.
             if let Phase::Ready(l) = &mut self.phase {
                 l.transform_error = Some("switch back to the flame view (Tab) to transform".into());

@@ -49,6 +49,24 @@ pub enum Action {
     Quit,
 }
 
+impl Action {
+    /// Keys that change the profile on screen (a transform, undo, another
+    /// value type): they act on the top-down profile, one at a time.
+    pub fn changes_profile(self) -> bool {
+        matches!(
+            self,
+            Action::Focus
+                | Action::DropFunction
+                | Action::MergeFunction
+                | Action::HideFrame
+                | Action::CollapseRecursion
+                | Action::MinWidth
+                | Action::Undo
+                | Action::NextValue
+        )
+    }
+}
+
 /// A key as the keymap names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Key {

@@ -333,29 +333,13 @@ impl App {
                     _ => flame.page(tree, profile, true),
                 }
             }
-            Action::Focus
-            | Action::DropFunction
-            | Action::MergeFunction
-            | Action::HideFrame
-            | Action::CollapseRecursion
-            | Action::MinWidth
-            | Action::Undo
-            | Action::NextValue
-            | Action::ToggleOrientation => {
+            a if a.changes_profile() || a == Action::ToggleOrientation => {
                 l.transform_error =
                     Some("not in the callers/callees view: Esc goes back, c re-centres".into());
             }
             Action::SortSelf | Action::SortTotal | Action::SortName => {}
-            Action::Search
-            | Action::Help
-            | Action::Quit
-            | Action::ToggleView
-            | Action::ToggleDetail
-            | Action::Sandwich
-            | Action::Freeze
-            | Action::LiveMode
-            | Action::OlderProfile
-            | Action::NewerProfile => return false,
+            // Search, help, quit, view switching and the live keys.
+            _ => return false,
         }
         true
     }
