@@ -9,6 +9,7 @@ pub mod flame_state;
 pub mod jobs;
 pub mod keymap;
 pub mod live;
+pub mod loaded;
 pub mod panels;
 pub mod sandwich;
 pub mod search_box;

@@ -6,53 +6,16 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyEventKind, MouseButton, MouseEventKind};
 
-use super::flame_state::{FlameState, Orientation};
+use super::flame_state::Orientation;
 use super::jobs::Job;
 use super::keymap::{Action, Keymap};
-use super::sandwich::Sandwich;
-use super::table::TableState;
 use super::theme::Theme;
 use crate::input::Progress;
 use crate::model::search;
-use crate::model::{
-    CallTree, ChildOrder, NodeId, Profile, SortKey, Transform, TransformError, TreeOptions,
-};
+use crate::model::{CallTree, ChildOrder, NodeId, SortKey, Transform, TreeOptions};
 
+pub use super::loaded::{Loaded, Shown};
 pub use super::search_box::SearchState;
-
-/// A profile ready to explore.
-pub struct Loaded {
-    /// The profile on screen: `base` with `transforms` applied.
-    pub profile: Profile,
-    pub tree: CallTree,
-    pub flame: FlameState,
-    pub table: TableState,
-    pub load_time: Duration,
-    /// The profile as loaded, kept while transforms are active (for undo).
-    pub base: Option<Profile>,
-    /// Transforms applied to `base`, oldest first.
-    pub transforms: Vec<Transform>,
-    /// The last transform that failed (a bad pattern), for the status line.
-    pub transform_error: Option<String>,
-    /// Whether `profile`, `tree` and `flame` hold the inverted (bottom-up) view;
-    /// `alt` then holds the top-down ones, and the other way round.
-    pub inverted: bool,
-    pub(super) alt: Option<Box<(Profile, CallTree, FlameState)>>,
-    /// Changes whenever the profile or tree does: a job's result is installed
-    /// only into the view it was made for.
-    pub id: u64,
-    /// The callers / callees of one function, while that view is showing.
-    pub sandwich: Option<Box<Sandwich>>,
-}
-
-/// The profile, tree and view state that keys and panels act on.
-pub struct Shown<'a> {
-    pub profile: &'a Profile,
-    pub tree: &'a CallTree,
-    pub flame: &'a FlameState,
-    /// What "% of all" divides by: the whole profile, also in a sandwich pane.
-    pub all: i64,
-}
 
 /// Which view has the screen.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,140 +27,6 @@ pub enum View {
     Inverted,
     /// Callers above and callees below one function.
     Sandwich,
-}
-
-impl Loaded {
-    pub fn new(
-        profile: Profile,
-        tree: CallTree,
-        orientation: Orientation,
-        load_time: Duration,
-    ) -> Loaded {
-        Loaded {
-            profile,
-            tree,
-            flame: FlameState::new(orientation),
-            table: TableState::new(),
-            load_time,
-            base: None,
-            transforms: Vec::new(),
-            transform_error: None,
-            inverted: false,
-            alt: None,
-            sandwich: None,
-            id: next_id(),
-        }
-    }
-
-    /// What is on screen: the active sandwich pane while there is one, else the
-    /// flame or inverted view.
-    pub fn shown(&self) -> Shown<'_> {
-        match &self.sandwich {
-            Some(sw) => {
-                let p = sw.pane();
-                Shown {
-                    profile: &p.profile,
-                    tree: &p.tree,
-                    flame: &p.flame,
-                    all: sw.all,
-                }
-            }
-            None => Shown {
-                profile: &self.profile,
-                tree: &self.tree,
-                flame: &self.flame,
-                all: self.tree.total(NodeId::ROOT),
-            },
-        }
-    }
-
-    /// Shows the inverted (bottom-up) tree or the normal one. The inverted
-    /// profile is built on first use and kept until the profile changes.
-    pub fn set_inverted(&mut self, on: bool) {
-        if on == self.inverted {
-            return;
-        }
-        let alt = self.alt.take().unwrap_or_else(|| {
-            let inv = crate::model::invert::invert(&self.profile);
-            let tree = CallTree::build(&inv, self.tree.options.clone());
-            let flame = FlameState::new(self.flame.orientation);
-            Box::new((inv, tree, flame))
-        });
-        let (profile, tree, mut flame) = *alt;
-        flame.orientation = self.flame.orientation;
-        let old = (
-            std::mem::replace(&mut self.profile, profile),
-            std::mem::replace(&mut self.tree, tree),
-            std::mem::replace(&mut self.flame, flame),
-        );
-        self.alt = Some(Box::new(old));
-        self.inverted = on;
-        self.table = TableState::new();
-    }
-
-    /// Applies the transforms to a freshly loaded profile (on the loader thread).
-    pub fn with_transforms(mut self, transforms: Vec<Transform>) -> Result<Loaded, TransformError> {
-        self.apply_transforms(transforms)?;
-        Ok(self)
-    }
-
-    /// Applies transforms to a profile that has none yet; unchanged on error.
-    pub fn apply_transforms(&mut self, transforms: Vec<Transform>) -> Result<(), TransformError> {
-        if !transforms.is_empty() {
-            let shown = crate::model::apply_all(&self.profile, &transforms)?;
-            self.base = Some(std::mem::replace(&mut self.profile, shown));
-            self.transforms = transforms;
-            self.rebuild(None);
-        }
-        Ok(())
-    }
-
-    /// Rebuilds the tree after the profile changed, re-finding the view's place.
-    fn rebuild(&mut self, place: Option<crate::ui::flame_state::SavedPlace>) {
-        let options = TreeOptions {
-            value: self
-                .tree
-                .options
-                .value
-                .min(self.profile.value_types.len().saturating_sub(1)),
-            ..self.tree.options.clone()
-        };
-        let tree = CallTree::build(&self.profile, options);
-        self.set_tree(tree, place);
-    }
-
-    /// Shows a new tree of `profile`, re-finding the view's place in it.
-    pub(super) fn set_tree(
-        &mut self,
-        tree: CallTree,
-        place: Option<crate::ui::flame_state::SavedPlace>,
-    ) {
-        self.tree = tree;
-        self.id = next_id();
-        self.table = TableState::new();
-        self.alt = None;
-        self.sandwich = None;
-        match place {
-            Some(p) => self.flame.restore(&self.tree, &self.profile, &p),
-            None => self.flame.after_rebuild(&self.tree, &self.profile),
-        }
-    }
-
-    /// "focus: main › drop: ^runtime" for the header.
-    pub fn transform_breadcrumb(&self) -> String {
-        self.transforms
-            .iter()
-            .map(Transform::describe)
-            .collect::<Vec<_>>()
-            .join(" › ")
-    }
-}
-
-/// A fresh [`Loaded::id`].
-fn next_id() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 pub enum Phase {
