@@ -6,8 +6,11 @@
 //! For each file: load (parse into samples), tree build, top table, and the median
 //! redraw time of each key at 200x50 on a TestBackend.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
+use common::{median, ms, vm_hwm_kib};
 use ember::formats::{self, LoadOptions};
 use ember::input::{Progress, Source};
 use ember::model::{CallTree, TopTable, Transform, TreeOptions};
@@ -19,36 +22,9 @@ use ember::ui::theme::{ColorDepth, Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1e3)
-}
-
-fn vm_hwm_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| {
-                l.strip_prefix("VmHWM:")
-                    .map(|v| v.trim().trim_end_matches(" kB").trim().parse().unwrap_or(0))
-            })
-        })
-        .unwrap_or(0)
-}
-
 fn main() -> anyhow::Result<()> {
-    let files: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let runs: usize = std::env::var("EMBER_BENCH_RUNS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(5);
+    let files = common::files();
+    let runs = common::runs();
     if files.is_empty() {
         eprintln!("usage: cargo bench --bench core -- FILE [FILE ...]");
         return Ok(());

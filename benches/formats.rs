@@ -6,20 +6,16 @@
 //! For each file: the detected format, its size, the median load time (detection,
 //! decompression and parsing into samples) and the throughput.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use ember::formats::{self, LoadOptions};
 use ember::input::{Progress, Source};
 
 fn main() -> anyhow::Result<()> {
-    let files: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let runs: usize = std::env::var("EMBER_BENCH_RUNS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(5);
+    let files = common::files();
+    let runs = common::runs();
     if files.is_empty() {
         eprintln!("usage: cargo bench --bench formats -- FILE [FILE ...]");
         return Ok(());

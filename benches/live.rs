@@ -8,26 +8,20 @@
 //! profile), against parsing those 1 MB alone; then a copy renamed over the file,
 //! whose reload is a whole read again.
 
+mod common;
+
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use common::{median, ms};
 use ember::formats::{self, LoadOptions};
 use ember::input::{Progress, Source};
 use ember::live::{Follower, Update};
 
 const APPEND: usize = 1 << 20;
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1e3)
-}
 
 /// About `APPEND` bytes of whole records of `text` (lines, or for perf script the
 /// blank-line-ended samples), starting at the record that holds byte `from`.
@@ -65,15 +59,11 @@ fn load_file(path: &Path) -> anyhow::Result<Duration> {
 }
 
 fn main() -> anyhow::Result<()> {
-    let Some(file) = std::env::args().skip(1).find(|a| !a.starts_with("--")) else {
+    let Some(file) = common::files().into_iter().next() else {
         eprintln!("usage: cargo bench --bench live -- FILE");
         return Ok(());
     };
-    let runs: usize = std::env::var("EMBER_BENCH_RUNS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(5)
-        .max(1);
+    let runs = common::runs();
     let text = fs::read(&file).with_context(|| file.clone())?;
     let dir = tempfile::tempdir()?;
     let name = Path::new(&file)

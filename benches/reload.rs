@@ -10,10 +10,13 @@
 //! wait for the view, RUNS times; replace the file by rename and wait for the view.
 //! Each figure runs from just after the write to the end of a 200x50 draw.
 
+mod common;
+
 use std::io::Write;
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
+use common::{median, ms};
 use ember::formats::LoadOptions;
 use ember::input::Progress;
 use ember::ui::Msg;
@@ -26,15 +29,6 @@ use ember::ui::theme::{ColorDepth, Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1e3)
-}
-
 fn next_view(rx: &Receiver<Msg>) -> anyhow::Result<Box<Reload>> {
     loop {
         match rx.recv_timeout(Duration::from_secs(120))? {
@@ -46,14 +40,11 @@ fn next_view(rx: &Receiver<Msg>) -> anyhow::Result<Box<Reload>> {
 }
 
 fn main() -> anyhow::Result<()> {
-    let Some(file) = std::env::args().skip(1).find(|a| !a.starts_with("--")) else {
+    let Some(file) = common::files().into_iter().next() else {
         eprintln!("usage: cargo bench --bench reload -- FILE");
         return Ok(());
     };
-    let runs: usize = std::env::var("EMBER_BENCH_RUNS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(5);
+    let runs = common::runs();
     let bytes = std::fs::read(&file)?;
     // 1 MB of whole lines from the middle of the file.
     let start = bytes[bytes.len() / 2..]

@@ -7,8 +7,11 @@
 //! types queries one character at a time, timing `Searcher::run` per keystroke.
 //! With a folded file, also times the coverage pass on its tree.
 
-use std::time::{Duration, Instant};
+mod common;
 
+use std::time::Instant;
+
+use common::ms;
 use ember::formats::{self, LoadOptions};
 use ember::input::{Progress, Source};
 use ember::model::search::{self, Query, SearchMode, Searcher};
@@ -77,10 +80,6 @@ fn names(n: usize) -> Frames {
     f
 }
 
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1e3)
-}
-
 fn main() {
     let frames = names(100_000);
     let mut s = Searcher::default();
@@ -111,7 +110,7 @@ fn main() {
             ms(max)
         );
     }
-    if let Some(file) = std::env::args().skip(1).find(|a| !a.starts_with("--")) {
+    if let Some(file) = common::files().into_iter().next() {
         let Ok(p) = formats::load(
             &Source::Path(file.clone().into()),
             &LoadOptions::default(),
