@@ -54,7 +54,7 @@ fn app(live: bool) -> App {
         Orientation::Icicle,
     );
     if live {
-        app.live = Some(Live::detached("file"));
+        app.live = Some(Live::detached(live::Followed::File));
     }
     app
 }

@@ -26,6 +26,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// What a live view follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Followed {
+    File,
+    /// The newest profile of a directory (`--watch-dir`).
+    Dir,
+    Stdin,
+}
+
 /// How growing data is shown.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Mode {
@@ -124,15 +133,15 @@ pub struct Live {
     pub settings: Arc<Mutex<Settings>>,
     wake: Sender<Wake>,
     pub status: LiveStatus,
-    /// What is followed, for the header: "file", "stdin" or "dir".
-    pub kind: &'static str,
+    /// What is followed.
+    pub kind: Followed,
     /// The worker's read in flight, if any: a whole reload shows its progress.
     reading: Arc<Mutex<Option<Arc<Progress>>>>,
 }
 
 impl Live {
     /// A handle with no worker behind it (tests, benchmarks).
-    pub fn detached(kind: &'static str) -> Live {
+    pub fn detached(kind: Followed) -> Live {
         let (wake, _) = mpsc::channel();
         Live {
             settings: Arc::default(),
@@ -383,7 +392,7 @@ impl App {
     /// Steps to an older (`-1`) or newer (`1`) profile of a watched directory.
     pub fn step_profile(&mut self, step: i32) {
         if let Some(live) = &mut self.live
-            && live.kind == "dir"
+            && live.kind == Followed::Dir
         {
             live.settings().step += step;
             live.poke();
@@ -462,7 +471,7 @@ impl Live {
             }
         } else {
             parts.push(match self.kind {
-                "stdin" => "reading the stream".into(),
+                Followed::Stdin => "reading the stream".into(),
                 _ => "watching".into(),
             });
         }

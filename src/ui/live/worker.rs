@@ -6,7 +6,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{Change, Live, LiveStatus, Mode, Reload, Settings, Wake, lock};
+use super::{Change, Followed, Live, LiveStatus, Mode, Reload, Settings, Wake, lock};
 use crate::error::LoadError;
 use crate::formats::LoadOptions;
 use crate::input::Progress;
@@ -254,7 +254,7 @@ fn worker(
     progress: Arc<Progress>,
     orientation: Orientation,
     settings: Settings,
-    kind: &'static str,
+    kind: Followed,
 ) -> (Worker, Live) {
     let (wake_tx, wake_rx) = mpsc::channel();
     let settings = Arc::new(Mutex::new(settings));
@@ -319,7 +319,7 @@ pub fn spawn_file(
     orientation: Orientation,
     settings: Settings,
 ) -> std::io::Result<Live> {
-    let (mut worker, live) = worker(tx, options, progress, orientation, settings, "file");
+    let (mut worker, live) = worker(tx, options, progress, orientation, settings, Followed::File);
     let watch = live::watch_file(&path, worker.on_change()).map_err(std::io::Error::other)?;
     std::thread::Builder::new()
         .name("ember-live".into())
@@ -339,7 +339,7 @@ pub fn spawn_dir(
     orientation: Orientation,
     settings: Settings,
 ) -> std::io::Result<Live> {
-    let (mut worker, live) = worker(tx, options, progress, orientation, settings, "dir");
+    let (mut worker, live) = worker(tx, options, progress, orientation, settings, Followed::Dir);
     let watch = live::watch_dir(&dir, worker.on_change()).map_err(std::io::Error::other)?;
     std::thread::Builder::new()
         .name("ember-live".into())
@@ -388,7 +388,7 @@ pub fn spawn_stdin(
         progress.clone(),
         orientation,
         settings,
-        "stdin",
+        Followed::Stdin,
     );
     std::thread::Builder::new()
         .name("ember-live".into())
