@@ -1,6 +1,7 @@
 //! The profile model: interned frames, a stack table, samples, and what is built
 //! from them (call tree, function table). Knows nothing of files or terminals.
 
+pub mod diff;
 pub mod frames;
 pub mod invert;
 pub mod profile;

@@ -581,6 +581,11 @@ fn a_recipe_round_trips_through_a_toml_file() {
             Transform::CollapseRecursion { indirect: false },
             Transform::MinWidth { percent: 0.25 },
         ],
+        budgets: vec![ember::model::recipe::Budget {
+            function: Some("^tokenize$".into()),
+            max_increase: "5%".into(),
+            metric: Some("total".into()),
+        }],
     };
     let path = dir.path().join("view.toml");
     recipe.save(&path).unwrap();

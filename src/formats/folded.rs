@@ -176,10 +176,11 @@ impl Folder {
                     },
                 ];
                 self.profile.default_value = 1;
-                self.profile.notes.push(
-                    "differential folded (two counts per line): showing the second (after) count"
-                        .into(),
-                );
+                self.profile.meta.diff =
+                    Some(Box::new(crate::model::diff::DiffMeta::two_count("folded")));
+                self.profile
+                    .notes
+                    .push("differential folded (two counts per line): before -> after".into());
             }
         }
         let (stack, counts) = if self.diff == Some(true) {

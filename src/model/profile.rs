@@ -288,6 +288,9 @@ pub struct ProfileMeta {
     /// salvaged from a truncated protobuf): why. A live reload does not replace
     /// a good profile with such a one.
     pub incomplete: Option<String>,
+    /// Set when the profile is a comparison: which value columns hold the
+    /// before and after sides (see [`super::diff`]).
+    pub diff: Option<Box<super::diff::DiffMeta>>,
 }
 
 impl Profile {

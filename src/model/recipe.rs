@@ -30,6 +30,15 @@
 //! percent = 0.5
 //! ```
 //!
+//! A recipe can also hold the budgets `ember check` gates on:
+//!
+//! ```toml
+//! [[budgets]]
+//! function = "^serde_json::"    # a regex; every function when left out
+//! max_increase = "5%"           # or "1pp": percentage points of the total
+//! metric = "total"              # or "self" (the default)
+//! ```
+//!
 //! Every key is optional; unknown keys are errors, so a typo does not silently
 //! drop a step. Transforms apply in file order. Patterns are checked when the
 //! recipe is read, so a bad regex is reported with the file, before any profile.
@@ -54,6 +63,37 @@ pub struct Recipe {
     pub search: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transforms: Vec<Transform>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub budgets: Vec<Budget>,
+}
+
+/// How much the functions matching `function` may grow (`ember check`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    pub max_increase: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+}
+
+impl Budget {
+    /// The budget as a gate; an error names what is wrong with it.
+    pub fn gate(&self) -> Result<super::diff::Gate, String> {
+        let pattern = match &self.function {
+            Some(p) => Some(regex::Regex::new(p).map_err(|e| format!("function {p:?}: {e}"))?),
+            None => None,
+        };
+        Ok(super::diff::Gate {
+            pattern,
+            threshold: self.max_increase.parse()?,
+            metric: match &self.metric {
+                Some(m) => m.parse()?,
+                None => super::diff::Metric::default(),
+            },
+        })
+    }
 }
 
 /// Why a recipe could not be read or written. Each names the file.
@@ -83,6 +123,13 @@ pub enum RecipeError {
         kind: String,
         #[source]
         source: TransformError,
+    },
+    /// A budget that cannot work (bad regex, threshold or metric).
+    #[error("{path}: budget {index}: {message}")]
+    Budget {
+        path: String,
+        index: usize,
+        message: String,
     },
     #[error("cannot write the recipe as TOML: {0}")]
     Serialize(#[from] toml::ser::Error),
@@ -132,6 +179,13 @@ impl Recipe {
                 index: i + 1,
                 kind: kind_name(t).to_string(),
                 source,
+            })?;
+        }
+        for (i, b) in self.budgets.iter().enumerate() {
+            b.gate().map_err(|message| RecipeError::Budget {
+                path: origin.to_string(),
+                index: i + 1,
+                message,
             })?;
         }
         Ok(())

@@ -56,7 +56,22 @@ pub struct CallTree {
     /// Scale of a shown value that counts samples (folded fractional counts);
     /// 0 when the shown value is no sample count.
     sample_scale: f64,
+    /// In a diff profile showing one side: the other side's weights per node.
+    pair: Option<Box<PairWeights>>,
     pub options: TreeOptions,
+}
+
+/// The other side of a diff, aligned with the shown side's nodes.
+#[derive(Clone, Debug)]
+struct PairWeights {
+    /// Which side (0 before, 1 after) the tree shows.
+    side: usize,
+    /// The other side's (self, total) per node.
+    other: [Vec<i64>; 2],
+    /// Per side: (self, total) sample counts per node (`None`: the side's values
+    /// count samples themselves), and their scale.
+    counts: [Option<[Vec<i64>; 2]>; 2],
+    scales: [f64; 2],
 }
 
 impl CallTree {
@@ -65,17 +80,8 @@ impl CallTree {
         let n = profile.stacks.len() + 1;
         let stride = profile.value_types.len().max(1);
         let value = options.value.min(stride - 1);
-        let mut self_w = vec![0i64; n];
         let range = options.samples.clone().unwrap_or(0..profile.samples.len());
-        let stacks = &profile.samples.stack[range.clone()];
-        let values = profile.samples.values[range.start * stride..range.end * stride]
-            .iter()
-            .skip(value)
-            .step_by(stride);
-        for (&s, &v) in stacks.iter().zip(values) {
-            let node = if s == u32::MAX { 0 } else { s as usize + 1 };
-            self_w[node] += v;
-        }
+        let self_w = column_self(profile, range.clone(), value);
         let prefixes = profile.stacks.prefixes();
         let mut total = self_w.clone();
         // `live` marks nodes with a non-zero weight somewhere below them.
@@ -107,9 +113,14 @@ impl CallTree {
             }
         }
         drop(live);
+        let pair = pair_weights(profile, value, &range);
         let shown = profile.value_types.get(value);
-        let (counts, sample_scale) = match shown {
-            Some(vt) if vt.counts_samples() => (None, vt.scale()),
+        let (counts, sample_scale) = match (&pair, shown) {
+            (Some(p), Some(vt)) => match &p.counts[p.side] {
+                Some(c) => (Some(c[1].clone()), 0.0),
+                None => (None, vt.scale()),
+            },
+            (None, Some(vt)) if vt.counts_samples() => (None, vt.scale()),
             _ => (sample_counts(profile, range), 0.0),
         };
         let mut tree = CallTree {
@@ -119,6 +130,7 @@ impl CallTree {
             children,
             counts,
             sample_scale,
+            pair,
             options: TreeOptions { value, ..options },
         };
         tree.sort_children(profile);
@@ -192,6 +204,35 @@ impl CallTree {
             None if self.sample_scale > 0.0 => Some(self.total(n) as f64 / self.sample_scale),
             None => None,
         }
+    }
+
+    /// Both sides' totals of node `n` when the tree shows one side of a diff
+    /// profile.
+    pub fn pair(&self, n: NodeId) -> Option<crate::model::diff::NodePair> {
+        self.pair_of(n, 1)
+    }
+
+    /// Both sides' self weights of node `n`, as [`CallTree::pair`].
+    pub fn pair_self(&self, n: NodeId) -> Option<crate::model::diff::NodePair> {
+        self.pair_of(n, 0)
+    }
+
+    /// `which`: 0 self, 1 total.
+    fn pair_of(&self, n: NodeId, which: usize) -> Option<crate::model::diff::NodePair> {
+        let p = self.pair.as_deref()?;
+        let i = n.0 as usize;
+        let mut total = [0i64; 2];
+        total[p.side] = if which == 0 {
+            self.self_w[i]
+        } else {
+            self.total[i]
+        };
+        total[1 - p.side] = p.other[which][i];
+        let samples = [0, 1].map(|s| match &p.counts[s] {
+            Some(c) => c[which][i] as f64 / p.scales[s],
+            None => total[s] as f64 / p.scales[s],
+        });
+        Some(crate::model::diff::NodePair { total, samples })
     }
 
     #[inline]
@@ -285,33 +326,86 @@ impl CallTree {
     }
 }
 
+/// The other side's weights and both sides' sample counts, when `profile` is a
+/// diff and `value` one of its sides.
+fn pair_weights(
+    profile: &Profile,
+    value: usize,
+    range: &std::ops::Range<usize>,
+) -> Option<Box<PairWeights>> {
+    let meta = profile.meta.diff.as_deref()?;
+    let side = meta.side_of(value)?;
+    let other = column_self_total(profile, range.clone(), meta.sides[1 - side].value);
+    let counts = [0, 1].map(|s| {
+        let info = &meta.sides[s];
+        (info.count != info.value).then(|| column_self_total(profile, range.clone(), info.count))
+    });
+    let scales = [0, 1].map(|s| profile.value_types[meta.sides[s].count].scale().max(1.0));
+    Some(Box::new(PairWeights {
+        side,
+        other,
+        counts,
+        scales,
+    }))
+}
+
 /// Per node totals of the profile's sample-count value type, if it has one.
 fn sample_counts(profile: &Profile, range: std::ops::Range<usize>) -> Option<Vec<i64>> {
-    let stride = profile.value_types.len().max(1);
     let idx = profile
         .value_types
         .iter()
         .position(ValueType::counts_samples)?;
     let scale = profile.value_types[idx].scale().max(1.0);
-    let mut total = vec![0i64; profile.stacks.len() + 1];
-    let stacks = &profile.samples.stack[range.clone()];
-    let values = profile.samples.values[range.start * stride..range.end * stride]
-        .iter()
-        .skip(idx)
-        .step_by(stride);
-    for (&s, &v) in stacks.iter().zip(values) {
-        total[if s == u32::MAX { 0 } else { s as usize + 1 }] += v;
-    }
-    let prefixes = profile.stacks.prefixes();
-    for s in (0..prefixes.len()).rev() {
-        total[parent_index(prefixes[s])] += total[s + 1];
-    }
+    let mut total = column_totals(profile, range, idx);
     if scale > 1.0 {
         total
             .iter_mut()
             .for_each(|t| *t = (*t as f64 / scale) as i64);
     }
     Some(total)
+}
+
+/// Per node (self, total) of value column `idx` over the samples in `range`.
+fn column_self_total(
+    profile: &Profile,
+    range: std::ops::Range<usize>,
+    idx: usize,
+) -> [Vec<i64>; 2] {
+    let self_w = column_self(profile, range, idx);
+    let mut total = self_w.clone();
+    roll_up(profile, &mut total);
+    [self_w, total]
+}
+
+/// Per node totals of value column `idx` over the samples in `range`.
+fn column_totals(profile: &Profile, range: std::ops::Range<usize>, idx: usize) -> Vec<i64> {
+    let mut total = column_self(profile, range, idx);
+    roll_up(profile, &mut total);
+    total
+}
+
+/// Per node sums of value column `idx` over the samples in `range`, each on its
+/// own stack's node (self weights).
+fn column_self(profile: &Profile, range: std::ops::Range<usize>, idx: usize) -> Vec<i64> {
+    let stride = profile.value_types.len().max(1);
+    let mut out = vec![0i64; profile.stacks.len() + 1];
+    let stacks = &profile.samples.stack[range.clone()];
+    let values = profile.samples.values[range.start * stride..range.end * stride]
+        .iter()
+        .skip(idx)
+        .step_by(stride);
+    for (&s, &v) in stacks.iter().zip(values) {
+        out[if s == u32::MAX { 0 } else { s as usize + 1 }] += v;
+    }
+    out
+}
+
+/// Adds every node's weight into its parent's, children before parents.
+fn roll_up(profile: &Profile, w: &mut [i64]) {
+    let prefixes = profile.stacks.prefixes();
+    for s in (0..prefixes.len()).rev() {
+        w[parent_index(prefixes[s])] += w[s + 1];
+    }
 }
 
 #[inline]

@@ -1,0 +1,326 @@
+//! Comparisons: merging two profiles, normalisation, the significance test, the
+//! delta table and the regression gate, on inline profiles and the bundled samples.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{load_bytes, load_path, node_at};
+use ember::model::diff::{
+    self, Compare, DeltaSort, DeltaTable, DiffError, Gate, GateOptions, MergeOptions, Metric, Norm,
+    Threshold, Verdict,
+};
+use ember::model::{CallTree, NodeId, Profile, TreeOptions, Unit, ValueType};
+
+fn names() -> MergeOptions {
+    MergeOptions {
+        names: ["before".into(), "after".into()],
+        strip_hex: false,
+    }
+}
+
+fn merged(before: &str, after: &str) -> Profile {
+    diff::merge(
+        load_bytes(before.as_bytes()),
+        load_bytes(after.as_bytes()),
+        &names(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn tree(p: &Profile, value: usize) -> CallTree {
+    CallTree::build(
+        p,
+        TreeOptions {
+            value,
+            ..TreeOptions::default()
+        },
+    )
+}
+
+const BEFORE: &str = "main;parse;lex 30\nmain;parse 10\nmain;eval 60\nmain;old 5\n";
+const AFTER: &str = "main;parse;lex 20\nmain;parse 10\nmain;eval 90\nmain;new 40\n";
+
+#[test]
+fn both_sides_share_one_tree_matched_by_path() {
+    let p = merged(BEFORE, AFTER);
+    let meta = p.meta.diff.as_deref().expect("a diff");
+    assert_eq!(meta.sides[0].value, 0);
+    assert_eq!(meta.sides[1].value, 1);
+    let t = tree(&p, 1);
+    let lex = node_at(&p, &t, &["main", "parse", "lex"]).expect("lex on the after side");
+    let pair = t.pair(lex).expect("a diff tree knows both sides");
+    assert_eq!(pair.total, [30, 20]);
+    // The same node id in a tree of the other side.
+    let tb = tree(&p, 0);
+    assert_eq!(tb.total(lex), 30);
+    assert_eq!(tb.pair(lex).map(|x| x.total), Some([30, 20]));
+    // A frame on one side only has zero on the other.
+    let new = node_at(&p, &t, &["main", "new"]).expect("new in after");
+    assert_eq!(t.pair(new).map(|x| x.total), Some([0, 40]));
+    let old = node_at(&p, &tb, &["main", "old"]).expect("old in before");
+    assert_eq!(tb.pair(old).map(|x| x.total), Some([5, 0]));
+    // ... and is not drawn in the tree of the side it is missing from.
+    assert!(node_at(&p, &t, &["main", "old"]).is_none());
+    let parse = node_at(&p, &t, &["main", "parse"]).unwrap();
+    assert_eq!(t.pair_self(parse).map(|x| x.total), Some([10, 10]));
+}
+
+#[test]
+fn the_roots_change_is_the_sum_of_the_sides_under_every_normalisation() {
+    let p = merged(BEFORE, AFTER);
+    let t = tree(&p, 1);
+    let root = t.pair(NodeId::ROOT).unwrap();
+    assert_eq!(root.total, [105, 160]);
+    let sum = |col: usize| -> i64 { p.samples.values.iter().skip(col).step_by(2).sum() };
+    assert_eq!(sum(1) - sum(0), root.total[1] - root.total[0]);
+    for norm in [Norm::Share, Norm::Raw, Norm::Scaled] {
+        let cmp = diff::tree_compare(&p, &t, norm).unwrap().unwrap();
+        let c = cmp.change(root.total, root.samples);
+        let expected = match norm {
+            Norm::Share | Norm::Scaled => 0.0,
+            _ => 55.0,
+        };
+        assert!(
+            (c.delta() - expected).abs() < 1e-9,
+            "{norm:?}: {}",
+            c.delta()
+        );
+        // Children's normalised totals add up to the root's on each side.
+        let kids: Vec<NodeId> = t.child_ids(NodeId::ROOT).collect();
+        for side in 0..2 {
+            let sum: f64 = kids
+                .iter()
+                .map(|&k| cmp.change(t.pair(k).unwrap().total, [0.0; 2]).value[side])
+                .sum();
+            assert!((sum - c.value[side]).abs() < 1e-9);
+        }
+    }
+    // Per second needs durations, which folded does not carry.
+    assert!(
+        diff::tree_compare(&p, &t, Norm::PerSecond)
+            .unwrap()
+            .is_err()
+    );
+}
+
+#[test]
+fn z_scores_follow_the_two_proportion_test() {
+    let z = diff::z_score([50.0, 100.0], [1000.0, 1000.0]).unwrap();
+    assert!((z - 4.2447).abs() < 1e-3, "{z}");
+    assert_eq!(diff::z_score([10.0, 10.0], [100.0, 100.0]), Some(0.0));
+    assert!(diff::z_score([1.0, 1.0], [0.0, 10.0]).is_none());
+    assert_eq!(
+        diff::verdict([50.0, 100.0], [1000.0, 1000.0]).0,
+        Verdict::Significant
+    );
+    assert_eq!(
+        diff::verdict([60.0, 70.0], [1000.0, 1000.0]).0,
+        Verdict::Noise
+    );
+    assert_eq!(diff::verdict([3.0, 40.0], [1000.0, 1000.0]).0, Verdict::Few);
+}
+
+#[test]
+fn the_delta_table_lists_new_and_gone_functions_and_sorts_by_change() {
+    let p = merged(BEFORE, AFTER);
+    let mut table = DeltaTable::build(&p, None).unwrap();
+    let cmp = table.compare(&p, Norm::Raw).unwrap();
+    table.sort(&p, &cmp, DeltaSort::SelfDelta);
+    let name = |t: &DeltaTable, i: usize| p.frames.name(t.rows[i].frame).into_owned();
+    assert_eq!(
+        name(&table, 0),
+        "new",
+        "the largest self change first (+40)"
+    );
+    let row = |t: &DeltaTable, n: &str| {
+        t.rows
+            .iter()
+            .find(|r| p.frames.name(r.frame) == n)
+            .unwrap_or_else(|| panic!("{n} has a row"))
+            .clone()
+    };
+    assert_eq!(row(&table, "new").self_w, [0, 40]);
+    assert_eq!(row(&table, "old").self_w, [5, 0]);
+    assert_eq!(row(&table, "parse").total, [40, 30]);
+    assert_eq!(row(&table, "main").total, [105, 160]);
+    table.sort(&p, &cmp, DeltaSort::Relative);
+    let first_two: Vec<String> = (0..2).map(|i| name(&table, i)).collect();
+    assert!(first_two.contains(&"new".to_string()) && first_two.contains(&"old".to_string()));
+    // Shares: eval is 60/105 before and 90/160 after.
+    let share = table.compare(&p, Norm::Share).unwrap();
+    let c = share.change(row(&table, "eval").total, row(&table, "eval").total_samples);
+    assert!((c.value[0] - 60.0 / 105.0).abs() < 1e-12);
+    assert!((c.value[1] - 90.0 / 160.0).abs() < 1e-12);
+}
+
+#[test]
+fn unrelated_value_types_are_refused_and_empty_sides_too() {
+    let mut bytes = load_bytes(b"a;b 10\n");
+    bytes.value_types = vec![ValueType::new("alloc_space", Unit::Bytes)];
+    let mut time = load_bytes(b"a;b 10\n");
+    time.value_types = vec![ValueType::new("cpu", Unit::Nanoseconds)];
+    let e = diff::merge(bytes, time, &names()).unwrap_err();
+    assert!(matches!(e, DiffError::NoCommonValue { .. }), "{e}");
+    let text = e.to_string();
+    assert!(text.contains("alloc_space/bytes") && text.contains("cpu/nanoseconds"));
+
+    let empty = Profile::new("folded", vec![ValueType::samples()]);
+    let e = diff::merge(empty, load_bytes(b"a 1\n"), &names()).unwrap_err();
+    assert!(e.to_string().starts_with("before: no samples"), "{e}");
+}
+
+#[test]
+fn time_units_are_rescaled_to_the_finer_one() {
+    let mut ms = load_bytes(b"a;b 3\n");
+    ms.value_types = vec![ValueType::new("wall", Unit::Milliseconds)];
+    let mut ns = load_bytes(b"a;b 2000000\n");
+    ns.value_types = vec![ValueType::new("wall", Unit::Nanoseconds)];
+    let p = diff::merge(ms, ns, &names()).unwrap();
+    assert_eq!(p.value_types[0].unit, Unit::Nanoseconds);
+    let t = tree(&p, 1);
+    assert_eq!(t.pair(NodeId::ROOT).unwrap().total, [3_000_000, 2_000_000]);
+    // No sample count on either side: each sample row counts once.
+    let meta = p.meta.diff.as_deref().unwrap();
+    assert!(meta.sides[0].rows_counted);
+    assert_eq!(t.pair(NodeId::ROOT).unwrap().samples, [1.0, 1.0]);
+}
+
+#[test]
+fn a_folded_baseline_compares_with_a_pprof_by_sample_counts() {
+    let repo = common::repo();
+    let folded = load_path(&repo.join("samples/perf-python-wordindex.folded")).unwrap();
+    let pprof = load_path(&repo.join("samples/go-loganalytics.pb.gz")).unwrap();
+    let pprof_samples: i64 = {
+        let col = pprof
+            .value_types
+            .iter()
+            .position(|v| v.kind == "samples")
+            .expect("a samples/count type");
+        let n = pprof.value_types.len();
+        pprof.samples.values.iter().skip(col).step_by(n).sum()
+    };
+    let folded_total = folded.total(0);
+    let p = diff::merge(folded, pprof, &names()).unwrap();
+    let meta = p.meta.diff.as_deref().unwrap();
+    assert_eq!(meta.sides[0].format, "folded");
+    assert_eq!(meta.sides[1].format, "pprof (gzip)");
+    assert_eq!(meta.sides[1].kind, "samples");
+    let root = tree(&p, 1).pair(NodeId::ROOT).unwrap();
+    assert_eq!(root.total, [folded_total, pprof_samples]);
+}
+
+#[test]
+fn strip_hex_joins_addresses_that_moved() {
+    assert_eq!(diff::strip_hex(b"f 0x1aF;0x;x0x12"), b"f 0x...;0x;x0x...");
+    let opts = MergeOptions {
+        strip_hex: true,
+        ..names()
+    };
+    let p = diff::merge(
+        load_bytes(b"main;0x1234 5\n"),
+        load_bytes(b"main;0xabcd 7\n"),
+        &opts,
+    )
+    .unwrap();
+    let t = tree(&p, 1);
+    let n = node_at(&p, &t, &["main", "0x..."]).expect("one frame for both");
+    assert_eq!(t.pair(n).unwrap().total, [5, 7]);
+}
+
+#[test]
+fn thresholds_parse_percent_and_points() {
+    assert_eq!("10%".parse(), Ok(Threshold::Relative(0.1)));
+    assert_eq!("2.5pp".parse(), Ok(Threshold::Points(0.025)));
+    assert_eq!("5".parse(), Ok(Threshold::Relative(0.05)));
+    assert!("ten".parse::<Threshold>().is_err());
+    assert!("-1%".parse::<Threshold>().is_err());
+}
+
+/// `grow` samples of `hot` in `n` samples per side, the rest in `main;cold`.
+fn sized(hot_before: u32, hot_after: u32, n: u32) -> Profile {
+    let side = |hot: u32| format!("main;hot {hot}\nmain;cold {}\n", n - hot);
+    merged(&side(hot_before), &side(hot_after))
+}
+
+fn gate(threshold: &str, metric: Metric) -> Gate {
+    Gate {
+        pattern: Some(regex::Regex::new("^hot$").unwrap()),
+        threshold: threshold.parse().unwrap(),
+        metric,
+    }
+}
+
+fn offenders(p: &Profile, gates: &[Gate], include_noise: bool) -> Vec<String> {
+    let table = DeltaTable::build(p, None).unwrap();
+    let share = table.compare(p, Norm::Share).unwrap();
+    diff::offenders(
+        p,
+        &table,
+        &share,
+        &share,
+        gates,
+        &GateOptions {
+            min_samples: 50.0,
+            include_noise,
+        },
+    )
+    .iter()
+    .map(|o| p.frames.name(o.frame).into_owned())
+    .collect()
+}
+
+#[test]
+fn the_gate_fails_on_significant_growth_only() {
+    // 10% -> 15% of 2,000 samples: z about 4.8.
+    let grew = sized(200, 300, 2000);
+    assert_eq!(
+        offenders(&grew, &[gate("10%", Metric::SelfWeight)], false),
+        ["hot"]
+    );
+    assert_eq!(
+        offenders(&grew, &[gate("4pp", Metric::Total)], false),
+        ["hot"]
+    );
+    assert!(offenders(&grew, &[gate("60%", Metric::SelfWeight)], false).is_empty());
+    assert!(offenders(&grew, &[gate("6pp", Metric::SelfWeight)], false).is_empty());
+    // 10% -> 11% of 1,000 samples is within noise: passes unless asked.
+    let noisy = sized(100, 110, 1000);
+    assert!(offenders(&noisy, &[gate("5%", Metric::SelfWeight)], false).is_empty());
+    assert_eq!(
+        offenders(&noisy, &[gate("5%", Metric::SelfWeight)], true),
+        ["hot"]
+    );
+    // A shrinking function never fails.
+    let shrank = sized(300, 200, 2000);
+    assert!(offenders(&shrank, &[gate("0%", Metric::SelfWeight)], true).is_empty());
+}
+
+#[test]
+fn the_two_count_folded_form_is_a_diff_of_its_own() {
+    let p = load_bytes(b"main;a 3 5\nmain;b 4 0\n");
+    let meta = p.meta.diff.as_deref().expect("two counts open as a diff");
+    assert_eq!((meta.sides[0].value, meta.sides[1].value), (0, 1));
+    let t = tree(&p, p.default_value);
+    assert_eq!(t.pair(NodeId::ROOT).unwrap().total, [7, 5]);
+    let cmp: Compare = diff::tree_compare(&p, &t, Norm::Raw).unwrap().unwrap();
+    let a = node_at(&p, &t, &["main", "a"]).unwrap();
+    let c = cmp.change(t.pair(a).unwrap().total, t.pair(a).unwrap().samples);
+    assert_eq!(c.value, [3.0, 5.0]);
+    assert_eq!(c.verdict, Verdict::Few);
+}
+
+#[test]
+fn transforms_act_on_both_sides_alike() {
+    let p = merged(BEFORE, AFTER);
+    let focused = ember::model::apply_all(
+        &p,
+        &[ember::model::Transform::Focus {
+            pattern: "^parse$".into(),
+        }],
+    )
+    .unwrap();
+    let t = tree(&focused, 1);
+    assert_eq!(t.pair(NodeId::ROOT).unwrap().total, [40, 30]);
+    let table = DeltaTable::build(&focused, None).unwrap();
+    assert_eq!(table.totals, [40, 30]);
+}
