@@ -260,6 +260,48 @@ pub fn load(
     load_opened(opened, &path, options, progress)
 }
 
+/// Reads two profiles at once (one thread each) and merges them into one diff
+/// profile (see [`crate::model::diff`]). `progress` should come from
+/// [`Progress::several`]. An unreadable side is its own error, naming its file.
+pub fn load_diff(
+    sources: [&Source; 2],
+    options: &LoadOptions,
+    strip_hex: bool,
+    progress: &Arc<Progress>,
+) -> Result<Profile, LoadError> {
+    let (before, after) = std::thread::scope(|s| {
+        let after = s.spawn(|| load(sources[1], options, progress));
+        let before = load(sources[0], options, progress);
+        if before.is_err() {
+            progress.cancel();
+        }
+        (before, after.join())
+    });
+    let after = match after {
+        Ok(a) => a,
+        Err(_) => {
+            return Err(LoadError::Invalid {
+                path: sources[1].display(),
+                format: "diff",
+                line: 0,
+                message: "internal error while loading".into(),
+            });
+        }
+    };
+    let before = before?;
+    let after = after?;
+    let opts = crate::model::diff::MergeOptions {
+        names: [sources[0].short_name(), sources[1].short_name()],
+        strip_hex,
+    };
+    crate::model::diff::merge(before, after, &opts).map_err(|e| LoadError::Invalid {
+        path: format!("{} vs {}", sources[0].display(), sources[1].display()),
+        format: "diff",
+        line: 0,
+        message: e.to_string(),
+    })
+}
+
 /// Reads a whole profile from an input that [`input::open`] opened; `path` names it
 /// in errors.
 pub fn load_opened(

@@ -50,11 +50,21 @@ pub struct Progress {
     read: AtomicU64,
     total: AtomicU64,
     cancel: AtomicBool,
+    /// Several inputs read at once (the two sides of a diff): their sizes add up.
+    several: AtomicBool,
 }
 
 impl Progress {
     pub fn new() -> Arc<Progress> {
         Arc::new(Progress::default())
+    }
+
+    /// A progress for several inputs read at once: sizes add up, one cancel
+    /// stops them all.
+    pub fn several() -> Arc<Progress> {
+        let p = Progress::default();
+        p.several.store(true, Ordering::Relaxed);
+        Arc::new(p)
     }
 
     pub fn read(&self) -> u64 {
@@ -109,7 +119,11 @@ pub fn open(source: &Source, progress: &Arc<Progress>) -> io::Result<Opened> {
                 if meta.is_dir() {
                     return Err(io::Error::other("is a directory"));
                 }
-                progress.total.store(meta.len(), Ordering::Relaxed);
+                if progress.several.load(Ordering::Relaxed) {
+                    progress.total.fetch_add(meta.len(), Ordering::Relaxed);
+                } else {
+                    progress.total.store(meta.len(), Ordering::Relaxed);
+                }
             }
             Box::new(f)
         }

@@ -7,6 +7,8 @@ use serde::Serialize;
 use crate::model::{Profile, TopTable, ValueType};
 use crate::sanitize::sanitize;
 
+pub mod diff;
+
 /// A stored integer value as text, honouring fractional decimals ("31.23").
 pub fn value_text(v: i64, vt: &ValueType) -> String {
     if vt.decimals == 0 {
@@ -200,8 +202,17 @@ mod group_tests {
 
 /// A value in human form: "1.44 s", "12.3 MiB", "17,728,380 samples".
 pub fn human(v: i64, vt: &ValueType) -> String {
-    let x = v as f64 / vt.scale();
-    if let Some(ns_per) = vt.unit.nanos() {
+    match &vt.unit {
+        u if u.nanos().is_some() || *u == crate::model::Unit::Bytes => {
+            human_real(v as f64 / vt.scale(), u)
+        }
+        u => format!("{} {}", value_grouped(v, vt), u.name()),
+    }
+}
+
+/// A real (already scaled, maybe fractional) value in human form.
+pub fn human_real(x: f64, unit: &crate::model::Unit) -> String {
+    if let Some(ns_per) = unit.nanos() {
         let ns = x * ns_per;
         let a = ns.abs();
         let (div, unit) = if a >= 60e9 {
@@ -217,7 +228,7 @@ pub fn human(v: i64, vt: &ValueType) -> String {
         };
         return format!("{} {unit}", short_float(ns / div));
     }
-    if vt.unit == crate::model::Unit::Bytes {
+    if *unit == crate::model::Unit::Bytes {
         let a = x.abs();
         let units = ["B", "KiB", "MiB", "GiB", "TiB"];
         let mut i = 0;
@@ -228,7 +239,15 @@ pub fn human(v: i64, vt: &ValueType) -> String {
         }
         return format!("{} {}", short_float(x / d), units[i]);
     }
-    format!("{} {}", value_grouped(v, vt), vt.unit.name())
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!(
+            "{} {}",
+            value_grouped(x as i64, &ValueType::samples()),
+            unit.name()
+        )
+    } else {
+        format!("{} {}", short_float(x), unit.name())
+    }
 }
 
 /// Three significant digits at most, no trailing zeros: 1.44, 12.3, 153.

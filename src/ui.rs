@@ -4,6 +4,7 @@
 //! thread feed it messages through one channel, so the UI never blocks on a load.
 
 pub mod app;
+pub mod diff;
 pub mod flame;
 pub mod flame_state;
 pub mod jobs;
@@ -64,8 +65,24 @@ pub fn load_and_build(
     orientation: Orientation,
     transforms: Vec<Transform>,
 ) -> Result<Loaded, LoadError> {
+    build_loaded(
+        || formats::load(source, options, progress),
+        &source.display(),
+        orientation,
+        transforms,
+    )
+}
+
+/// Runs `load`, builds the tree and applies the transforms; `name` names the
+/// input in a transform error.
+fn build_loaded(
+    load: impl FnOnce() -> Result<Profile, LoadError>,
+    name: &str,
+    orientation: Orientation,
+    transforms: Vec<Transform>,
+) -> Result<Loaded, LoadError> {
     let started = Instant::now();
-    let profile: Profile = formats::load(source, options, progress)?;
+    let profile: Profile = load()?;
     let tree = CallTree::build(
         &profile,
         TreeOptions {
@@ -77,7 +94,7 @@ pub fn load_and_build(
     let mut loaded = loaded
         .with_transforms(transforms)
         .map_err(|e| LoadError::Invalid {
-            path: source.display(),
+            path: name.to_string(),
             format: "transform",
             line: 0,
             message: e.to_string(),
@@ -88,18 +105,12 @@ pub fn load_and_build(
 
 fn spawn_loader(
     tx: Sender<Msg>,
-    source: Source,
-    options: LoadOptions,
-    progress: Arc<Progress>,
-    orientation: Orientation,
-    transforms: Vec<Transform>,
+    load: impl FnOnce() -> Result<Loaded, LoadError> + Send + 'static,
 ) -> Result<()> {
     std::thread::Builder::new()
         .name("ember-loader".into())
         .spawn(move || {
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                load_and_build(&source, &options, &progress, orientation, transforms)
-            }));
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(load));
             let msg = match result {
                 Ok(Ok(l)) => Msg::Loaded(Box::new(l)),
                 Ok(Err(e)) => Msg::LoadFailed(e),
@@ -150,26 +161,53 @@ fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
     Ok(())
 }
 
-/// Runs the interactive viewer until the user quits.
-pub fn run(source: Source, args: &ViewArgs) -> Result<ExitCode> {
+/// What every viewer start needs before it knows what it loads.
+struct Setup {
+    keymap: Keymap,
+    theme: Theme,
+    orientation: Orientation,
+    tx: Sender<Msg>,
+    rx: Receiver<Msg>,
+    transforms: Vec<Transform>,
+    initial_search: Option<String>,
+    options: LoadOptions,
+}
+
+/// Reads the keymap and the transforms (a bad pattern is an error now, not a
+/// silently untransformed view), installs the panic hook and the signal thread.
+fn setup(args: &ViewArgs) -> Result<Setup> {
     let keymap = Keymap::load_user().map_err(|e| anyhow::anyhow!("keymap: {e}"))?;
-    let theme = Theme::new(ColorDepth::detect(args.color));
-    let orientation = if args.flame {
+    let theme = Theme::new(ColorDepth::detect(args.display.color));
+    let orientation = if args.display.flame {
         Orientation::Flame
     } else {
         Orientation::Icicle
     };
-    let progress = Progress::new();
     let (tx, rx) = mpsc::channel();
     terminal::install_panic_hook();
     spawn_signals(tx.clone())?;
     let (transforms, initial_search) = args.input.transforms()?;
-    // A bad pattern is an error now, not a silently untransformed live view.
     crate::model::apply_all(&Profile::default(), &transforms)
         .map_err(|e| anyhow::anyhow!("transform: {e}"))?;
-    let options = args.input.load_options();
+    Ok(Setup {
+        keymap,
+        theme,
+        orientation,
+        tx,
+        rx,
+        transforms,
+        initial_search,
+        options: args.input.load_options(),
+    })
+}
+
+/// Runs the interactive viewer until the user quits.
+pub fn run(source: Source, args: &ViewArgs) -> Result<ExitCode> {
+    let st = setup(args)?;
+    let orientation = st.orientation;
+    let progress = Progress::new();
     let settings = live::Settings {
-        transforms: transforms.clone(),
+        transforms: st.transforms.clone(),
         ..live::Settings::default()
     };
     let name = match &args.watch_dir {
@@ -178,37 +216,34 @@ pub fn run(source: Source, args: &ViewArgs) -> Result<ExitCode> {
     };
     let live = match (&args.watch_dir, &source) {
         (Some(dir), _) => Some(live::spawn_dir(
-            tx.clone(),
+            st.tx.clone(),
             dir.clone(),
-            options,
+            st.options,
             progress.clone(),
             orientation,
             settings,
         )?),
         (None, Source::Stdin) if !stdin_is_file() => Some(live::spawn_stdin(
-            tx.clone(),
-            options,
+            st.tx.clone(),
+            st.options,
             progress.clone(),
             orientation,
             settings,
         )?),
         (None, Source::Path(p)) if !args.no_watch => Some(live::spawn_file(
-            tx.clone(),
+            st.tx.clone(),
             p.clone(),
-            options,
+            st.options,
             progress.clone(),
             orientation,
             settings,
         )?),
         _ => {
-            spawn_loader(
-                tx.clone(),
-                source.clone(),
-                options,
-                progress.clone(),
-                orientation,
-                transforms,
-            )?;
+            let (source, progress) = (source.clone(), progress.clone());
+            let (options, transforms) = (st.options, st.transforms);
+            spawn_loader(st.tx.clone(), move || {
+                load_and_build(&source, &options, &progress, orientation, transforms)
+            })?;
             None
         }
     };
@@ -216,19 +251,76 @@ pub fn run(source: Source, args: &ViewArgs) -> Result<ExitCode> {
         progress,
         started: Instant::now(),
     };
-    let mut app = App::new(name, keymap, theme, phase, orientation);
-    app.initial_search = initial_search;
+    let mut app = App::new(name, st.keymap, st.theme, phase, orientation);
+    app.initial_search = st.initial_search;
     app.live = live;
+    drive(app, st.tx, st.rx, &source.display(), args)
+}
+
+/// Runs the viewer on a comparison of two profiles loaded side by side.
+pub fn run_diff(
+    sources: [Source; 2],
+    args: &ViewArgs,
+    strip_hex: bool,
+    norm: crate::model::diff::Norm,
+) -> Result<ExitCode> {
+    if matches!(sources, [Source::Stdin, Source::Stdin]) {
+        anyhow::bail!("only one side can be - (stdin)");
+    }
+    let st = setup(args)?;
+    let orientation = st.orientation;
+    let progress = Progress::several();
+    let name = format!("{} → {}", sources[0].short_name(), sources[1].short_name());
+    {
+        let (progress, name) = (progress.clone(), name.clone());
+        spawn_loader(st.tx.clone(), move || {
+            build_loaded(
+                || {
+                    formats::load_diff(
+                        [&sources[0], &sources[1]],
+                        &st.options,
+                        strip_hex,
+                        &progress,
+                    )
+                },
+                &name,
+                orientation,
+                st.transforms,
+            )
+        })?;
+    }
+    let phase = Phase::Loading {
+        progress,
+        started: Instant::now(),
+    };
+    let mut app = App::new(name.clone(), st.keymap, st.theme, phase, orientation);
+    app.initial_search = st.initial_search;
+    app.diff.norm = norm;
+    drive(app, st.tx, st.rx, &name, args)
+}
+
+/// Sets up the terminal, runs the event loop and restores the terminal.
+fn drive(
+    mut app: App,
+    tx: Sender<Msg>,
+    rx: Receiver<Msg>,
+    source_name: &str,
+    args: &ViewArgs,
+) -> Result<ExitCode> {
     app.jobs = Some(jobs::spawn(tx.clone()).context("starting the job thread")?);
     let outcome = {
         let mut guard =
-            terminal::Guard::enter(!args.no_mouse).context("setting up the terminal")?;
+            terminal::Guard::enter(!args.display.no_mouse).context("setting up the terminal")?;
         spawn_input(tx)?;
         event_loop(&mut guard.terminal, &mut app, &rx)
     }; // the guard restores the terminal here, before anything is printed
     let outcome = outcome?;
     if let Some(l) = app.loaded() {
-        report_warnings(&l.profile, &source, args.input.verbose);
+        report_warnings(
+            &l.profile,
+            &Source::Path(source_name.into()),
+            args.input.verbose,
+        );
     }
     match outcome {
         Exit::Quit => Ok(ExitCode::SUCCESS),

@@ -408,10 +408,8 @@ fn merge_into(
         .count
         .saturating_sub(after.warnings.first.len() as u64);
     out.warnings = warnings;
-    out.notes = vec![format!(
-        "diff: {} ({}) -> {} ({})",
-        sides[0].name, sides[0].format, sides[1].name, sides[1].format
-    )];
+    // The sides are named by the meta; a note would say it twice.
+    out.notes.clear();
     out.meta = super::ProfileMeta {
         diff: Some(Box::new(DiffMeta { sides, cautions })),
         ..super::ProfileMeta::default()
@@ -452,7 +450,17 @@ impl Norm {
         }
     }
 
-    /// What the header says.
+    /// The header's word for it.
+    pub fn short(self) -> &'static str {
+        match self {
+            Norm::Share => "share of total",
+            Norm::Raw => "raw",
+            Norm::PerSecond => "per second",
+            Norm::Scaled => "before scaled",
+        }
+    }
+
+    /// What the help, the CLI and the detail say.
     pub fn label(self) -> &'static str {
         match self {
             Norm::Share => "share of each side's total",

@@ -72,6 +72,8 @@ pub struct App {
     pub(super) pending_jobs: usize,
     /// The transforms a running job will bring (what a reload must have).
     pub(super) wanted_transforms: Option<Vec<Transform>>,
+    /// How a comparison is shown (normalisation, noise).
+    pub diff: super::diff::DiffView,
     last_click: Option<(Instant, NodeId)>,
 }
 
@@ -104,6 +106,7 @@ impl App {
             busy: None,
             pending_jobs: 0,
             wanted_transforms: None,
+            diff: super::diff::DiffView::default(),
             last_click: None,
         }
     }
@@ -173,6 +176,20 @@ impl App {
             self.show_detail = !self.show_detail;
             return Effect::None;
         }
+        if action == Action::DiffNorm || action == Action::HideNoise {
+            if action == Action::DiffNorm {
+                self.diff.norm = self.diff.norm.next();
+            } else {
+                self.diff.hide_noise = !self.diff.hide_noise;
+            }
+            if let Phase::Ready(l) = &mut self.phase
+                && l.profile.meta.diff.is_none()
+            {
+                l.transform_error =
+                    Some("not a comparison: open two profiles with ember diff".into());
+            }
+            return Effect::None;
+        }
         if action == Action::ToggleView {
             self.view = match self.view {
                 View::Flame => View::Table,
@@ -237,6 +254,20 @@ impl App {
         let Phase::Ready(l) = &mut self.phase else {
             return Effect::None;
         };
+        if action == Action::NextValue
+            && let Some(meta) = l.profile.meta.diff.as_deref()
+        {
+            // A comparison switches the widths between its two sides.
+            let side = meta.side_of(l.tree.options.value).unwrap_or(0);
+            let options = TreeOptions {
+                value: meta.sides[1 - side].value,
+                ..l.tree.options.clone()
+            };
+            let place = l.flame.save(&l.tree, &l.profile);
+            let tree = CallTree::build(&l.profile, options);
+            l.set_tree(tree, Some(place));
+            return Effect::None;
+        }
         if action == Action::NextValue {
             let n = l.profile.value_types.len();
             if n > 1 {
@@ -322,7 +353,9 @@ impl App {
             | Action::ToggleDetail
             | Action::SortSelf
             | Action::SortTotal
-            | Action::SortName => {}
+            | Action::SortName
+            | Action::DiffNorm
+            | Action::HideNoise => {}
         }
         Effect::None
     }
@@ -332,6 +365,9 @@ impl App {
         let Phase::Ready(l) = &mut self.phase else {
             return false;
         };
+        if l.profile.meta.diff.is_some() {
+            return self.delta_action(action);
+        }
         let Loaded {
             profile,
             tree,
@@ -352,6 +388,36 @@ impl App {
             Action::Zoom => {
                 if let Some(f) = table.selected() {
                     let name = profile.frames.name(f).into_owned();
+                    self.focus_function(&name);
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Keys the delta table of a comparison handles; false for the rest.
+    fn delta_action(&mut self, action: Action) -> bool {
+        use crate::model::diff::DeltaSort;
+        let view = self.diff;
+        let Phase::Ready(l) = &mut self.phase else {
+            return false;
+        };
+        let delta = &mut l.delta;
+        delta.ensure(&l.profile, &view);
+        let page = delta.rows.max(2) as isize - 1;
+        match action {
+            Action::MoveUp => delta.move_by(-1),
+            Action::MoveDown => delta.move_by(1),
+            Action::PageUp => delta.move_by(-page),
+            Action::PageDown => delta.move_by(page),
+            Action::Reset => delta.cursor = 0,
+            Action::SortSelf => delta.sort_by(DeltaSort::SelfDelta),
+            Action::SortTotal => delta.sort_by(DeltaSort::TotalDelta),
+            Action::SortName => delta.sort_by(DeltaSort::Relative),
+            Action::Zoom => {
+                if let Some(f) = delta.selected() {
+                    let name = l.profile.frames.name(f).into_owned();
                     self.focus_function(&name);
                 }
             }

@@ -21,6 +21,16 @@ pub struct FlameView<'a> {
     pub theme: &'a Theme,
     /// Frames to highlight (an active search).
     pub matches: Option<&'a Matches>,
+    /// A comparison: frames coloured by their change under this comparison
+    /// (and drawn neutral when within noise and `hide_noise`).
+    pub diff: Option<DiffPaint<'a>>,
+}
+
+/// How the differential view colours frames.
+#[derive(Clone, Copy)]
+pub struct DiffPaint<'a> {
+    pub compare: &'a crate::model::diff::Compare,
+    pub hide_noise: bool,
 }
 
 impl StatefulWidget for FlameView<'_> {
@@ -115,6 +125,16 @@ impl FlameView<'_> {
                 theme.frame(self.profile.frames.raw(f)),
             ),
         };
+        if let Some(d) = self.diff
+            && let Some(c) = super::diff::node_change(self.tree, d.compare, node)
+            && frame.is_some()
+        {
+            let (style, mark) = super::diff::shade(theme, &c, d.hide_noise);
+            base = style;
+            if !mark.is_empty() {
+                label = std::borrow::Cow::Owned(format!("{mark}{label}"));
+            }
+        }
         if matched {
             base = base.patch(theme.matched);
             if theme.depth == ColorDepth::Mono {

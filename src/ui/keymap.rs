@@ -45,6 +45,8 @@ pub enum Action {
     Search,
     NextMatch,
     PrevMatch,
+    DiffNorm,
+    HideNoise,
     Help,
     Quit,
 }
@@ -319,6 +321,10 @@ mod tests {
         );
         assert_eq!(
             km.action(&press(KeyCode::Char('x'), KeyModifiers::NONE)),
+            Some(Action::HideNoise)
+        );
+        assert_eq!(
+            km.action(&press(KeyCode::Char('Z'), KeyModifiers::SHIFT)),
             None
         );
         assert!(

@@ -32,6 +32,8 @@ pub struct Loaded {
     pub id: u64,
     /// The callers / callees of one function, while that view is showing.
     pub sandwich: Option<Box<Sandwich>>,
+    /// The delta table, when the profile is a comparison.
+    pub delta: super::diff::DeltaState,
 }
 
 /// The profile, tree and view state that keys and panels act on.
@@ -62,6 +64,7 @@ impl Loaded {
             inverted: false,
             alt: None,
             sandwich: None,
+            delta: super::diff::DeltaState::default(),
             id: next_id(),
         }
     }
@@ -152,6 +155,7 @@ impl Loaded {
         self.tree = tree;
         self.id = next_id();
         self.table = TableState::new();
+        self.delta = super::diff::DeltaState::default();
         self.alt = None;
         self.sandwich = None;
         match place {

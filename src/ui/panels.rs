@@ -6,7 +6,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::app::{App, Loaded, SearchState, View};
-use super::flame::{FlameView, ROOT_LABEL};
+use super::diff::{DeltaView, DiffView};
+use super::flame::{DiffPaint, FlameView, ROOT_LABEL};
 use super::flame_state::Orientation;
 use super::keymap::Action;
 use super::table::TableView;
@@ -74,6 +75,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
                 show_detail: app.show_detail,
                 live: app.live.as_ref(),
                 busy: app.busy.as_deref(),
+                diff: &app.diff,
             };
             draw_loaded(frame, area, loaded, &cx);
         }
@@ -94,12 +96,19 @@ struct Context<'a> {
     live: Option<&'a super::live::Live>,
     /// What the job thread is doing.
     busy: Option<&'a str>,
+    diff: &'a DiffView,
 }
 
 fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
     let (theme, search, view, show_detail) = (cx.theme, cx.search, cx.view, cx.show_detail);
     let name = match view {
         View::Flame | View::Inverted | View::Sandwich => selected_name(l),
+        View::Table if l.profile.meta.diff.is_some() => {
+            l.delta.ensure(&l.profile, cx.diff);
+            l.delta.selected().map_or_else(String::new, |f| {
+                sanitize(&l.profile.frames.name(f)).into_owned()
+            })
+        }
         View::Table => {
             l.table.ensure(&l.profile, &l.tree);
             l.table.selected().map_or_else(String::new, |f| {
@@ -149,8 +158,11 @@ fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
         (graph, None)
     };
     if let Some(d) = detail {
-        draw_detail(frame, d, l, theme);
+        draw_detail(frame, d, l, theme, cx.diff);
     }
+    // A comparison colours by change under the whole profile's comparison, in
+    // every flame pane (the sandwich's too).
+    let paint = super::diff::compare(&l.profile, &l.tree, cx.diff.norm).map(|c| c.0);
     match view {
         View::Inverted if !l.inverted => {
             // Still being built on the job thread.
@@ -166,13 +178,34 @@ fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
                 tree: &l.tree,
                 theme,
                 matches: search.matches.as_ref(),
+                diff: paint.as_ref().map(|c| DiffPaint {
+                    compare: c,
+                    hide_noise: cx.diff.hide_noise,
+                }),
             };
             frame.render_stateful_widget(widget, graph, &mut l.flame);
         }
         View::Sandwich => match l.sandwich.as_deref_mut() {
-            Some(sw) => sw.draw(frame, graph, theme, search.matches.as_ref()),
+            Some(sw) => sw.draw(
+                frame,
+                graph,
+                theme,
+                search.matches.as_ref(),
+                paint.as_ref().map(|c| DiffPaint {
+                    compare: c,
+                    hide_noise: cx.diff.hide_noise,
+                }),
+            ),
             None => frame.render_widget(Paragraph::new("no function chosen"), graph),
         },
+        View::Table if l.profile.meta.diff.is_some() => {
+            let widget = DeltaView {
+                profile: &l.profile,
+                theme,
+                view: cx.diff,
+            };
+            frame.render_stateful_widget(widget, graph, &mut l.delta);
+        }
         View::Table => {
             let widget = TableView {
                 profile: &l.profile,
@@ -197,14 +230,17 @@ fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
 }
 
 /// The detail panel: where the selected frame comes from and what its numbers mean.
-fn draw_detail(frame: &mut Frame, area: Rect, l: &Loaded, theme: &super::theme::Theme) {
+fn draw_detail(
+    frame: &mut Frame,
+    area: Rect,
+    l: &Loaded,
+    theme: &super::theme::Theme,
+    diff: &DiffView,
+) {
     let v = l.shown();
     let (p, tree, st) = (v.profile, v.tree, v.flame);
     let inner_w = usize::from(area.width.saturating_sub(2)).max(1);
-    let vt = &p.value_types[tree.options.value];
     let n = st.selected;
-    let all = v.all;
-    let zoom = tree.total(st.zoom);
     let mut lines: Vec<Line> = wrap(&selected_name(l), inner_w, 3)
         .into_iter()
         .map(|x| Line::styled(x, theme.status_name))
@@ -227,6 +263,33 @@ fn draw_detail(frame: &mut Frame, area: Rect, l: &Loaded, theme: &super::theme::
             lines.push(Line::styled(k, theme.status_label));
         }
     }
+    if p.meta.diff.is_some() {
+        for text in super::diff::detail_lines(p, tree, n, diff.norm) {
+            lines.push(Line::raw(fit(&text, inner_w).into_owned()));
+        }
+    } else {
+        lines.extend(single_detail(l, theme, inner_w));
+    }
+    lines.push(Line::styled(
+        fit_left(&breadcrumb(l), inner_w),
+        theme.breadcrumb,
+    ));
+    let block = Block::bordered()
+        .title(" detail ")
+        .border_style(theme.help_border);
+    frame.render_widget(Clear, area);
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// The detail panel's numbers for one profile: total, self, noise, Amdahl.
+fn single_detail(l: &Loaded, theme: &super::theme::Theme, inner_w: usize) -> Vec<Line<'static>> {
+    let v = l.shown();
+    let (tree, st) = (v.tree, v.flame);
+    let vt = &v.profile.value_types[tree.options.value];
+    let n = st.selected;
+    let all = v.all;
+    let zoom = tree.total(st.zoom);
+    let mut lines = Vec::new();
     let row = |label: &str, v: i64| {
         let mut t = format!("{label} {} · {:.2}% of all", amount(v, vt), percent(v, all));
         if st.zoom != NodeId::ROOT {
@@ -268,15 +331,7 @@ fn draw_detail(frame: &mut Frame, area: Rect, l: &Loaded, theme: &super::theme::
             .into_owned(),
         ));
     }
-    lines.push(Line::styled(
-        fit_left(&breadcrumb(l), inner_w),
-        theme.breadcrumb,
-    ));
-    let block = Block::bordered()
-        .title(" detail ")
-        .border_style(theme.help_border);
-    frame.render_widget(Clear, area);
-    frame.render_widget(Paragraph::new(lines).block(block), area);
+    lines
 }
 
 /// The table's status: the row's full name and what its numbers mean.
@@ -293,13 +348,20 @@ fn draw_table_status(
         .into_iter()
         .map(|x| Line::styled(x, theme.status_name))
         .collect();
-    let help = format!(
-        "{} functions · total counts a function once per stack · ● hotspot (≥{} samples, ≥{}% of all) · dim: under {} samples, noise",
-        l.table.len(),
-        super::table::NOISE_SAMPLES,
-        super::table::HOTSPOT_PERCENT,
-        super::table::NOISE_SAMPLES
-    );
+    let help = if l.profile.meta.diff.is_some() {
+        format!(
+            "{} functions · before -> after · ▲▼ significant (|z| ≥ 3, two-proportion test on samples), dim: within noise · 1 Δself 2 Δtotal 3 relative · x hide noise · = normalisation",
+            l.delta.len()
+        )
+    } else {
+        format!(
+            "{} functions · total counts a function once per stack · ● hotspot (≥{} samples, ≥{}% of all) · dim: under {} samples, noise",
+            l.table.len(),
+            super::table::NOISE_SAMPLES,
+            super::table::HOTSPOT_PERCENT,
+            super::table::NOISE_SAMPLES
+        )
+    };
     lines.push(Line::styled(fit(&help, w).into_owned(), theme.status_label));
     frame.render_widget(Paragraph::new(lines), area);
 }
@@ -385,15 +447,20 @@ fn draw_header(frame: &mut Frame, area: Rect, l: &Loaded, cx: &Context) {
         ));
         parts.push(Span::styled(" ", theme.header));
     }
-    parts.extend([
-        Span::styled(format!("· {} ", p.format), theme.header),
-        Span::styled(
-            format!(
-                "· {} ",
-                total_label(l.tree.total(NodeId::ROOT), vt, p.value_types.len())
+    match super::diff::header_text(p, &l.tree, cx.diff) {
+        Some(text) => parts.push(Span::styled(format!("· {text} "), theme.header_accent)),
+        None => parts.extend([
+            Span::styled(format!("· {} ", p.format), theme.header),
+            Span::styled(
+                format!(
+                    "· {} ",
+                    total_label(l.tree.total(NodeId::ROOT), vt, p.value_types.len())
+                ),
+                theme.header,
             ),
-            theme.header,
-        ),
+        ]),
+    }
+    parts.extend([
         Span::styled(
             match (l.sandwich.is_some(), l.inverted, l.flame.orientation) {
                 (true, ..) => "· callers / callees ",
@@ -480,12 +547,14 @@ fn draw_status(
         s.push(')');
         s
     };
-    let stats = format!(
-        "{}  {}  · {}",
-        stat("total", tree.total(n)),
-        stat("self", tree.self_weight(n)),
-        total_label(all, vt, p.value_types.len()),
-    );
+    let stats = super::diff::status_text(p, tree, n).unwrap_or_else(|| {
+        format!(
+            "{}  {}  · {}",
+            stat("total", tree.total(n)),
+            stat("self", tree.self_weight(n)),
+            total_label(all, vt, p.value_types.len()),
+        )
+    });
     let mut lines: Vec<Line> = wrap(name, w, usize::from(name_rows.max(1)))
         .into_iter()
         .map(|l| Line::styled(l, theme.status_name))

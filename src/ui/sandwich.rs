@@ -163,6 +163,7 @@ impl Sandwich {
         area: Rect,
         theme: &Theme,
         matches: Option<&Matches>,
+        diff: Option<super::flame::DiffPaint<'_>>,
     ) {
         let name = sanitize(&self.callees.profile.frames.name(self.function)).into_owned();
         if area.height < 3 {
@@ -172,6 +173,7 @@ impl Sandwich {
                 tree: &pane.tree,
                 theme,
                 matches,
+                diff,
             };
             frame.render_stateful_widget(widget, area, &mut pane.flame);
             return;
@@ -188,6 +190,7 @@ impl Sandwich {
                 tree: &pane.tree,
                 theme,
                 matches,
+                diff,
             };
             frame.render_stateful_widget(widget, rect, &mut pane.flame);
         }

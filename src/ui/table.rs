@@ -142,6 +142,17 @@ fn sample_counts(profile: &Profile, tree: &CallTree) -> Option<Vec<(i64, i64)>> 
     Some(out)
 }
 
+/// The first row to show so that `cursor` is among `rows` rows from `offset`.
+pub fn keep_in_view(cursor: usize, offset: usize, rows: usize) -> usize {
+    if cursor < offset {
+        cursor
+    } else if rows > 0 && cursor >= offset + rows {
+        cursor + 1 - rows
+    } else {
+        offset
+    }
+}
+
 pub struct TableView<'a> {
     pub profile: &'a Profile,
     pub tree: &'a CallTree,
@@ -168,11 +179,7 @@ impl StatefulWidget for TableView<'_> {
         let w = usize::from(area.width);
         let rows = usize::from(area.height.saturating_sub(1));
         state.rows = rows;
-        if state.cursor < state.offset {
-            state.offset = state.cursor;
-        } else if rows > 0 && state.cursor >= state.offset + rows {
-            state.offset = state.cursor + 1 - rows;
-        }
+        state.offset = keep_in_view(state.cursor, state.offset, rows);
         let arrow = |k: SortKey| {
             if state.sort == k {
                 if state.descending { "▼" } else { "▲" }

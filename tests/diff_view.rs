@@ -1,0 +1,268 @@
+//! The viewer on a comparison: the differential flame view, the delta table, the
+//! detail panel and the keys that switch widths, normalisation and noise; screen
+//! snapshots (insta) at 80x24 and 40x12, and the colours per terminal depth.
+//!
+//! The fixtures `diff-before.folded` / `diff-after.folded` (1,000 samples each):
+//! `lex` grows 20% -> 30% (significant), `gc` shrinks 25% -> 13% (significant),
+//! `eval` 40% -> 39% (noise), `old_cache` is gone, `new_alloc` new.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use ember::formats::{self, LoadOptions};
+use ember::input::{Progress, Source};
+use ember::model::NodeId;
+use ember::ui::app::{App, Loaded, Phase, View};
+use ember::ui::flame_state::Orientation;
+use ember::ui::keymap::{Action, Keymap};
+use ember::ui::panels;
+use ember::ui::theme::{ColorDepth, Theme};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use unicode_width::UnicodeWidthStr;
+
+fn diff_app(depth: ColorDepth) -> App {
+    let fx = |n: &str| Source::Path(common::repo().join("tests/fixtures").join(n));
+    let p = formats::load_diff(
+        [&fx("diff-before.folded"), &fx("diff-after.folded")],
+        &LoadOptions::default(),
+        false,
+        &Progress::several(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let tree = common::default_tree(&p);
+    let mut loaded = Loaded::new(p, tree, Orientation::Icicle, Duration::ZERO);
+    let n = common::node(&loaded.profile, &loaded.tree, &["main", "parse", "lex"]);
+    loaded.flame.select(&loaded.tree, &loaded.profile, n);
+    App::new(
+        "diff-before.folded → diff-after.folded".into(),
+        Keymap::default_map(),
+        Theme::new(depth),
+        Phase::Ready(Box::new(loaded)),
+        Orientation::Icicle,
+    )
+}
+
+/// The screen as text and the terminal buffer.
+fn draw(app: &mut App, w: u16, h: u16) -> (String, ratatui::buffer::Buffer) {
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    term.draw(|f| panels::draw(f, app)).expect("draw");
+    let buf = term.backend().buffer().clone();
+    let rows: Vec<String> = (0..h)
+        .map(|y| {
+            let mut row = String::new();
+            let mut x = 0;
+            while x < w {
+                let sym = buf[(x, y)].symbol();
+                row.push_str(sym);
+                x += u16::try_from(sym.width().max(1)).unwrap_or(1);
+            }
+            row.trim_end().to_string()
+        })
+        .collect();
+    (rows.join("\n"), buf)
+}
+
+fn screen(app: &mut App, w: u16, h: u16) -> String {
+    draw(app, w, h).0
+}
+
+/// The background of the first cell of `word` on screen.
+fn bg_of(text: &str, buf: &ratatui::buffer::Buffer, word: &str) -> Color {
+    for (y, line) in text.lines().enumerate() {
+        if let Some(byte) = line.find(word) {
+            let x = line[..byte].width() as u16;
+            return buf[(x, y as u16)].bg;
+        }
+    }
+    panic!("{word} not on screen:\n{text}");
+}
+
+fn reddish(c: Color) -> bool {
+    match c {
+        Color::Rgb(r, g, b) => r > 200 && g < 200 && b < 200,
+        Color::Red | Color::LightRed => true,
+        // The 6x6x6 cube: red high, green and blue lower.
+        Color::Indexed(i) if (16..232).contains(&i) => {
+            let i = i - 16;
+            let (r, g, b) = (i / 36, (i / 6) % 6, i % 6);
+            r >= 4 && g < r && b < r
+        }
+        _ => false,
+    }
+}
+
+fn bluish(c: Color) -> bool {
+    match c {
+        Color::Rgb(r, g, b) => b > 200 && r < 200 && g < 220,
+        Color::Blue | Color::LightBlue => true,
+        Color::Indexed(i) if (16..232).contains(&i) => {
+            let i = i - 16;
+            let (r, g, b) = (i / 36, (i / 6) % 6, i % 6);
+            b >= 4 && r < b && g <= b
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn differential_view_80x24_and_40x12() {
+    let mut app = diff_app(ColorDepth::Mono);
+    let text = screen(&mut app, 160, 24);
+    // Without colour, marks say what changed: lex grew, gc shrank, new_alloc is new.
+    assert!(text.contains("▲lex"), "{text}");
+    assert!(text.contains("▼gc"), "{text}");
+    assert!(text.contains("+new_alloc"), "{text}");
+    assert!(
+        !text.contains("old_cache"),
+        "gone frames are not drawn at after's widths"
+    );
+    insta::assert_snapshot!("diff_flame_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("diff_flame_40x12", screen(&mut app, 40, 12));
+}
+
+#[test]
+fn the_status_line_says_both_values_the_change_and_the_verdict() {
+    let mut app = diff_app(ColorDepth::Mono);
+    let text = screen(&mut app, 200, 24);
+    assert!(
+        text.contains("total 200 -> 300 samples (+50.0%, 20.0% -> 30.0% of all, significant)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("· widths: after · share of total ·"),
+        "{text}"
+    );
+}
+
+#[test]
+fn widths_switch_to_before_and_show_gone_frames() {
+    let mut app = diff_app(ColorDepth::Mono);
+    app.update(Action::NextValue);
+    let text = screen(&mut app, 160, 24);
+    assert!(text.contains("widths: before"), "{text}");
+    assert!(text.contains("×old_c"), "{text}");
+    assert!(!text.contains("new_alloc"), "{text}");
+    // The selection survived the switch: lex is on both sides.
+    let l = app.loaded().unwrap();
+    let lex = common::node(&l.profile, &l.tree, &["main", "parse", "lex"]);
+    assert_eq!(l.flame.selected, lex);
+    app.update(Action::NextValue);
+    assert!(screen(&mut app, 80, 24).contains("widths: after"));
+}
+
+#[test]
+fn normalisation_and_noise_keys_change_what_is_said() {
+    let mut app = diff_app(ColorDepth::Mono);
+    app.update(Action::DiffNorm);
+    let text = screen(&mut app, 200, 24);
+    assert!(text.contains("· raw ·"), "{text}");
+    app.update(Action::DiffNorm);
+    let text = screen(&mut app, 200, 24);
+    // Folded inputs have no duration: per second falls back to shares and says why.
+    assert!(text.contains("share of total (per second needs"), "{text}");
+    app.update(Action::DiffNorm);
+    assert!(screen(&mut app, 200, 24).contains("before scaled"));
+    app.update(Action::DiffNorm);
+    assert!(screen(&mut app, 200, 24).contains("share of total"));
+
+    // Noise hidden: eval (40% -> 39%) loses its colour and its row.
+    app.update(Action::ToggleView);
+    assert_eq!(app.view, View::Table);
+    let table = screen(&mut app, 100, 24);
+    assert!(table.contains("  eval"), "{table}");
+    insta::assert_snapshot!("diff_table_80x24", screen(&mut app, 80, 24));
+    app.update(Action::HideNoise);
+    let table = screen(&mut app, 100, 24);
+    assert!(!table.contains("  eval"), "{table}");
+    assert!(table.contains("  lex") && table.contains("  gc"), "{table}");
+}
+
+#[test]
+fn the_delta_table_sorts_and_enter_shows_the_function() {
+    let mut app = diff_app(ColorDepth::Mono);
+    app.update(Action::ToggleView);
+    let text = screen(&mut app, 100, 24);
+    let rows: Vec<&str> = text.lines().skip(2).collect();
+    // By the absolute change of self share: gc -12pp first, then lex +10pp.
+    assert!(rows[0].ends_with("  gc"), "{text}");
+    assert!(rows[1].ends_with("  lex"), "{text}");
+    app.update(Action::SortName); // in a diff: relative change
+    let text = screen(&mut app, 100, 24);
+    let first: Vec<&str> = text.lines().skip(2).take(2).collect();
+    assert!(
+        first.iter().any(|r| r.ends_with("new_alloc"))
+            && first.iter().any(|r| r.ends_with("old_cache")),
+        "{text}"
+    );
+    app.update(Action::SortSelf);
+    app.update(Action::MoveDown);
+    app.update(Action::Zoom);
+    assert_eq!(app.view, View::Flame);
+    let l = app.loaded().unwrap();
+    let lex = common::node(&l.profile, &l.tree, &["main", "parse", "lex"]);
+    assert_eq!(l.flame.selected, lex);
+}
+
+#[test]
+fn the_detail_panel_gives_both_sides_and_the_test() {
+    let mut app = diff_app(ColorDepth::Mono);
+    app.update(Action::ToggleDetail);
+    let text = screen(&mut app, 120, 30);
+    assert!(
+        text.contains("total 20.00% -> 30.00% (+10.00pp, +50.0%)"),
+        "{text}"
+    );
+    assert!(text.contains("samples 200 -> 300 · z +5.2"), "{text}");
+    assert!(
+        text.contains("significant: beyond sampling noise"),
+        "{text}"
+    );
+    insta::assert_snapshot!("diff_detail_80x24", screen(&mut app, 80, 24));
+}
+
+#[test]
+fn colours_say_more_and_less_in_256_and_16_colours_and_never_without() {
+    for depth in [ColorDepth::C256, ColorDepth::C16, ColorDepth::TrueColor] {
+        let mut app = diff_app(depth);
+        let (text, buf) = draw(&mut app, 80, 24);
+        assert!(reddish(bg_of(&text, &buf, "lex")), "{depth:?}: lex grew");
+        assert!(bluish(bg_of(&text, &buf, "gc")), "{depth:?}: gc shrank");
+        let eval = bg_of(&text, &buf, "eval");
+        assert!(
+            !reddish(eval) || depth != ColorDepth::C16,
+            "{depth:?}: eval is noise"
+        );
+        if depth == ColorDepth::C16 {
+            assert_eq!(eval, Color::Gray, "noise is grey in 16 colours");
+        }
+    }
+    let mut app = diff_app(ColorDepth::Mono);
+    let (_, buf) = draw(&mut app, 80, 24);
+    for cell in buf.content() {
+        assert!(
+            matches!(cell.bg, Color::Reset) && matches!(cell.fg, Color::Reset),
+            "NO_COLOR: no colours at all"
+        );
+    }
+    // Noise hidden: eval turns neutral.
+    let mut app = diff_app(ColorDepth::C256);
+    app.update(Action::HideNoise);
+    let (text, buf) = draw(&mut app, 80, 24);
+    let eval = bg_of(&text, &buf, "eval");
+    assert!(!reddish(eval) && !bluish(eval), "{eval:?}");
+}
+
+#[test]
+fn transforms_and_search_work_on_the_comparison() {
+    let mut app = diff_app(ColorDepth::Mono);
+    app.update(Action::Focus); // focus on lex
+    let l = app.loaded().unwrap();
+    let root = l.tree.pair(NodeId::ROOT).unwrap();
+    assert_eq!(root.total, [200, 300]);
+    let text = screen(&mut app, 250, 24);
+    assert!(text.contains("focus: ^lex$"), "{text}");
+}
