@@ -324,3 +324,102 @@ fn transforms_act_on_both_sides_alike() {
     let table = DeltaTable::build(&focused, None).unwrap();
     assert_eq!(table.totals, [40, 30]);
 }
+
+/// `go tool pprof -top -diff_base` on two recordings of the same Go program
+/// (tests/fixtures/src/go-diff, before and after a change; see
+/// tests/fixtures/README.md): every function's flat and cum change equals
+/// ember's self and total change in raw nanoseconds, and pprof's total is the
+/// baseline's.
+#[test]
+fn the_delta_table_of_two_pprof_profiles_equals_pprof_diff_base() {
+    let dir = common::repo().join("tests/fixtures");
+    let fx = |n: &str| ember::input::Source::Path(dir.join(n));
+    let p = ember::formats::load_diff(
+        [&fx("go-diff-before.pb.gz"), &fx("go-diff-after.pb.gz")],
+        &ember::formats::LoadOptions::default(),
+        false,
+        &ember::input::Progress::several(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.value_types[0].unit, Unit::Nanoseconds);
+    let table = DeltaTable::build(&p, None).unwrap();
+    let oracle = std::fs::read_to_string(dir.join("go-diff.pprof-top-diff.txt")).unwrap();
+    let ns = |s: &str| -> i64 {
+        if s == "0" {
+            0
+        } else {
+            s.strip_suffix("ns")
+                .expect("-unit=ns")
+                .parse()
+                .expect("a number")
+        }
+    };
+    let mut rows = 0;
+    let mut in_rows = false;
+    for line in oracle.lines() {
+        if let Some(rest) = line.strip_prefix("Duration: ") {
+            let total = rest.split("Total samples = ").nth(1).unwrap();
+            let total = total.split(' ').next().unwrap();
+            assert_eq!(ns(total), table.totals[0], "pprof's total is the base's");
+        }
+        if let Some(rest) = line.strip_prefix("Showing nodes accounting for ") {
+            let acc = rest.split(',').next().unwrap();
+            assert_eq!(ns(acc), table.totals[1] - table.totals[0]);
+        }
+        if line.trim_start().starts_with("flat ") {
+            in_rows = true;
+            continue;
+        }
+        if !in_rows || line.trim().is_empty() {
+            continue;
+        }
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        let tail = line
+            .rsplit_once("%  ")
+            .map(|(_, n)| n)
+            .expect("a name after the last %");
+        let tail = tail.strip_suffix(" (inline)").unwrap_or(tail);
+        let row = table
+            .rows
+            .iter()
+            .find(|r| p.frames.name(r.frame) == tail)
+            .unwrap_or_else(|| panic!("ember has no row for {tail}"));
+        assert_eq!(
+            row.self_w[1] - row.self_w[0],
+            ns(cols[0]),
+            "{tail}: flat change"
+        );
+        assert_eq!(
+            row.total[1] - row.total[0],
+            ns(cols[3]),
+            "{tail}: cum change"
+        );
+        rows += 1;
+    }
+    assert!(rows > 100, "{rows} rows compared");
+    // And the other way: every function ember sees change is in pprof's list.
+    let changed = table
+        .rows
+        .iter()
+        .filter(|r| r.self_w[0] != r.self_w[1] || r.total[0] != r.total[1])
+        .count();
+    assert_eq!(changed, rows);
+}
+
+#[test]
+fn different_sampling_rates_are_said() {
+    let hz = |period: i64| {
+        let mut p = load_bytes(b"main;a 10\n");
+        p.meta.period = Some((period, ValueType::new("cpu", Unit::Nanoseconds)));
+        p
+    };
+    let same = diff::merge(hz(10_101_010), hz(10_101_010), &names()).unwrap();
+    assert!(same.meta.diff.as_deref().unwrap().cautions.is_empty());
+    let p = diff::merge(hz(10_101_010), hz(1_001_001), &names()).unwrap();
+    let cautions = &p.meta.diff.as_deref().unwrap().cautions;
+    assert_eq!(cautions.len(), 1);
+    assert!(
+        cautions[0].starts_with("sampling rates differ (99 Hz vs 999 Hz): raw counts"),
+        "{cautions:?}"
+    );
+}

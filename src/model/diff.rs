@@ -309,17 +309,18 @@ fn merge_into(
     let sides = [side_meta(&before, 0), side_meta(&after, 1)];
     let mut cautions: Vec<String> = pairing.caution.clone().into_iter().collect();
     if let (Some((pb, tb)), Some((pa, ta))) = (&sides[0].period, &sides[1].period)
-        && pb != pa
+        && (pb != pa || tb.unit != ta.unit)
     {
+        let rate = |p: i64, vt: &ValueType| match vt.unit.nanos() {
+            Some(n) if p > 0 => format!("{:.0} Hz", 1e9 / (p as f64 * n)),
+            _ => format!("every {p} {}", vt.unit.name()),
+        };
         cautions.push(format!(
-            "sampling periods differ ({} {} vs {} {}): raw counts are not comparable, shares are",
-            pb,
-            tb.unit.name(),
-            pa,
-            ta.unit.name()
+            "sampling rates differ ({} vs {}): raw counts are not comparable, shares are",
+            rate(*pb, tb),
+            rate(*pa, ta)
         ));
     }
-
     let before_stride = before.value_types.len().max(1);
     let (mut out, before_samples, before_map) = if opts.strip_hex {
         let mut fresh = Profile::new("diff", Vec::new());
