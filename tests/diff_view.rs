@@ -266,3 +266,57 @@ fn transforms_and_search_work_on_the_comparison() {
     let text = screen(&mut app, 250, 24);
     assert!(text.contains("focus: ^lex$"), "{text}");
 }
+
+#[test]
+fn linked_panes_follow_the_selection_and_mark_what_is_missing() {
+    let mut app = diff_app(ColorDepth::Mono);
+    app.update(Action::SplitPanes);
+    let text = screen(&mut app, 120, 24);
+    assert!(text.contains(" before · diff-before.folded "), "{text}");
+    assert!(
+        text.contains(" after · diff-after.folded · keys move this side"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("▲lex").count(),
+        2,
+        "lex on both sides:\n{text}"
+    );
+    insta::assert_snapshot!("diff_split_120x24", text);
+    // Select new_alloc, which before does not have: a placeholder there.
+    {
+        let Phase::Ready(l) = &mut app.phase else {
+            panic!("loaded")
+        };
+        let n = common::node(&l.profile, &l.tree, &["main", "new_alloc"]);
+        l.flame.select(&l.tree, &l.profile, n);
+    }
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("new_alloc is not here (∅)"), "{text}");
+    // The mark sits on the seam after gc, where new_alloc sorts by name.
+    assert!(text.contains("|▼gc                ∅×o"), "{text}");
+    insta::assert_snapshot!("diff_split_80x24", text);
+    // Zoom on one side is the zoom on the other, found by path.
+    {
+        let Phase::Ready(l) = &mut app.phase else {
+            panic!("loaded")
+        };
+        let n = common::node(&l.profile, &l.tree, &["main", "parse"]);
+        l.flame.select(&l.tree, &l.profile, n);
+    }
+    app.update(Action::Zoom);
+    let text = screen(&mut app, 120, 24);
+    let rows: Vec<&str> = text.lines().collect();
+    assert!(
+        rows[2].starts_with("▲parse") && rows[2].matches("▲parse").count() == 2,
+        "{text}"
+    );
+    // Switching the active side keeps the place.
+    app.update(Action::NextValue);
+    let text = screen(&mut app, 120, 24);
+    assert!(
+        text.contains(" before · diff-before.folded · keys move this side"),
+        "{text}"
+    );
+    assert!(text.lines().nth(2).unwrap().starts_with("▲parse"), "{text}");
+}

@@ -176,11 +176,14 @@ impl App {
             self.show_detail = !self.show_detail;
             return Effect::None;
         }
-        if action == Action::DiffNorm || action == Action::HideNoise {
-            if action == Action::DiffNorm {
-                self.diff.norm = self.diff.norm.next();
-            } else {
-                self.diff.hide_noise = !self.diff.hide_noise;
+        if matches!(
+            action,
+            Action::DiffNorm | Action::HideNoise | Action::SplitPanes
+        ) {
+            match action {
+                Action::DiffNorm => self.diff.norm = self.diff.norm.next(),
+                Action::HideNoise => self.diff.hide_noise = !self.diff.hide_noise,
+                _ => self.diff.split = !self.diff.split,
             }
             if let Phase::Ready(l) = &mut self.phase
                 && l.profile.meta.diff.is_none()
@@ -355,7 +358,8 @@ impl App {
             | Action::SortTotal
             | Action::SortName
             | Action::DiffNorm
-            | Action::HideNoise => {}
+            | Action::HideNoise
+            | Action::SplitPanes => {}
         }
         Effect::None
     }
@@ -465,6 +469,12 @@ impl App {
                 self.search.coverage_zoom = None;
             }
         }
+        // A click in the other side's pane of the linked view picks the same frame.
+        let other_hit = if self.diff.split && l.sandwich.is_none() {
+            l.pair.as_deref().and_then(|p| p.flame.hit(col, row))
+        } else {
+            None
+        };
         let (profile, tree, flame) = match l.sandwich.as_deref_mut() {
             Some(sw) => {
                 let p = sw.pane_mut();
@@ -474,7 +484,10 @@ impl App {
         };
         match kind {
             MouseEventKind::Down(MouseButton::Left) => {
-                let Some(node) = flame.hit(col, row) else {
+                let Some(node) = flame
+                    .hit(col, row)
+                    .or_else(|| other_hit.map(|n| super::diff::live_ancestor(tree, profile, n)))
+                else {
                     return;
                 };
                 let now = Instant::now();

@@ -47,6 +47,7 @@ pub enum Action {
     PrevMatch,
     DiffNorm,
     HideNoise,
+    SplitPanes,
     Help,
     Quit,
 }

@@ -34,6 +34,8 @@ pub struct Loaded {
     pub sandwich: Option<Box<Sandwich>>,
     /// The delta table, when the profile is a comparison.
     pub delta: super::diff::DeltaState,
+    /// The other side's pane of the linked before | after view.
+    pub pair: Option<Box<super::diff::PairPane>>,
 }
 
 /// The profile, tree and view state that keys and panels act on.
@@ -65,6 +67,7 @@ impl Loaded {
             alt: None,
             sandwich: None,
             delta: super::diff::DeltaState::default(),
+            pair: None,
             id: next_id(),
         }
     }

@@ -172,6 +172,13 @@ fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
             );
             frame.render_widget(Paragraph::new(text).style(theme.status_label), graph);
         }
+        View::Flame | View::Inverted if cx.diff.split && l.profile.meta.diff.is_some() => {
+            let paint = paint.as_ref().map(|c| DiffPaint {
+                compare: c,
+                hide_noise: cx.diff.hide_noise,
+            });
+            super::diff::draw_split(frame, graph, l, theme, search.matches.as_ref(), paint);
+        }
         View::Flame | View::Inverted => {
             let widget = FlameView {
                 profile: &l.profile,
