@@ -423,3 +423,35 @@ fn different_sampling_rates_are_said() {
         "{cautions:?}"
     );
 }
+
+#[test]
+fn swapping_sides_in_place_equals_building_the_other_side() {
+    let pprof = |n: &str| load_path(&common::repo().join("tests/fixtures").join(n)).unwrap();
+    for p in [
+        merged(BEFORE, AFTER),
+        diff::merge(
+            pprof("go-diff-before.pb.gz"),
+            pprof("go-diff-after.pb.gz"),
+            &names(),
+        )
+        .unwrap(),
+    ] {
+        let mut swapped = tree(&p, 1);
+        assert!(swapped.swap_sides(&p));
+        let built = tree(&p, 0);
+        assert_eq!(swapped.options.value, 0);
+        let all = common::all_nodes(&built);
+        assert_eq!(common::all_nodes(&swapped), all);
+        for n in all {
+            assert_eq!(swapped.total(n), built.total(n));
+            assert_eq!(swapped.self_weight(n), built.self_weight(n));
+            assert_eq!(swapped.children(n), built.children(n));
+            assert_eq!(swapped.pair(n), built.pair(n));
+            assert_eq!(swapped.pair_self(n), built.pair_self(n));
+            assert_eq!(swapped.samples(n), built.samples(n));
+        }
+        // Not a diff side: nothing to swap.
+        let plain = load_bytes(b"a;b 1\n");
+        assert!(!tree(&plain, 0).swap_sides(&plain));
+    }
+}

@@ -675,6 +675,7 @@ impl DeltaTable {
                 TreeOptions {
                     value: col,
                     samples: range.clone(),
+                    one_side: true,
                     ..TreeOptions::default()
                 },
             );

@@ -42,6 +42,9 @@ pub struct TreeOptions {
     pub order: ChildOrder,
     /// Only samples in this index range (a time slice, an appended chunk); all when `None`.
     pub samples: Option<std::ops::Range<usize>>,
+    /// In a diff profile, leave out the other side's weights (a second pane
+    /// that takes them from the first pane's tree, which has the same nodes).
+    pub one_side: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -77,43 +80,18 @@ struct PairWeights {
 impl CallTree {
     /// Aggregates `profile`'s samples into a tree. O(samples + stacks log fan-out).
     pub fn build(profile: &Profile, options: TreeOptions) -> CallTree {
-        let n = profile.stacks.len() + 1;
         let stride = profile.value_types.len().max(1);
         let value = options.value.min(stride - 1);
         let range = options.samples.clone().unwrap_or(0..profile.samples.len());
         let self_w = column_self(profile, range.clone(), value);
-        let prefixes = profile.stacks.prefixes();
         let mut total = self_w.clone();
-        // `live` marks nodes with a non-zero weight somewhere below them.
-        let mut live: Vec<bool> = self_w.iter().map(|&w| w != 0).collect();
-        for s in (0..prefixes.len()).rev() {
-            let parent = parent_index(prefixes[s]);
-            total[parent] += total[s + 1];
-            if live[s + 1] {
-                live[parent] = true;
-            }
-        }
-        // Children in CSR form: counts, prefix sums, fill.
-        let mut child_start = vec![0u32; n + 1];
-        for s in 0..prefixes.len() {
-            if live[s + 1] {
-                child_start[parent_index(prefixes[s]) + 1] += 1;
-            }
-        }
-        for i in 1..=n {
-            child_start[i] += child_start[i - 1];
-        }
-        let mut fill = child_start.clone();
-        let mut children = vec![0u32; child_start[n] as usize];
-        for s in 0..prefixes.len() {
-            if live[s + 1] {
-                let p = parent_index(prefixes[s]);
-                children[fill[p] as usize] = s as u32 + 1;
-                fill[p] += 1;
-            }
-        }
-        drop(live);
-        let pair = pair_weights(profile, value, &range);
+        roll_up(profile, &mut total);
+        let (child_start, children) = child_lists(profile, &self_w);
+        let pair = if options.one_side {
+            None
+        } else {
+            pair_weights(profile, value, &range)
+        };
         let shown = profile.value_types.get(value);
         let (counts, sample_scale) = match (&pair, shown) {
             (Some(p), Some(vt)) => match &p.counts[p.side] {
@@ -135,6 +113,28 @@ impl CallTree {
         };
         tree.sort_children(profile);
         tree
+    }
+
+    /// Shows the other side of a diff in place: the weights trade places with
+    /// the other side's, and only the child lists are rebuilt (a side switch
+    /// costs no pass over the samples). False when the tree is no diff side.
+    pub fn swap_sides(&mut self, profile: &Profile) -> bool {
+        let (Some(meta), Some(pair)) = (profile.meta.diff.as_deref(), self.pair.as_deref_mut())
+        else {
+            return false;
+        };
+        let [other_self, other_total] = &mut pair.other;
+        std::mem::swap(&mut self.self_w, other_self);
+        std::mem::swap(&mut self.total, other_total);
+        pair.side = 1 - pair.side;
+        self.options.value = meta.sides[pair.side].value;
+        (self.counts, self.sample_scale) = match &pair.counts[pair.side] {
+            Some(c) => (Some(c[1].clone()), 0.0),
+            None => (None, profile.value_types[self.options.value].scale()),
+        };
+        (self.child_start, self.children) = child_lists(profile, &self.self_w);
+        self.sort_children(profile);
+        true
     }
 
     fn sort_children(&mut self, profile: &Profile) {
@@ -324,6 +324,38 @@ impl CallTree {
         }
         (cur, path.len())
     }
+}
+
+/// Child lists in CSR form (start offsets, children) of the nodes with a
+/// non-zero weight somewhere below them, in stack order.
+fn child_lists(profile: &Profile, self_w: &[i64]) -> (Vec<u32>, Vec<u32>) {
+    let n = self_w.len();
+    let prefixes = profile.stacks.prefixes();
+    let mut live: Vec<bool> = self_w.iter().map(|&w| w != 0).collect();
+    for s in (0..prefixes.len()).rev() {
+        if live[s + 1] {
+            live[parent_index(prefixes[s])] = true;
+        }
+    }
+    let mut child_start = vec![0u32; n + 1];
+    for s in 0..prefixes.len() {
+        if live[s + 1] {
+            child_start[parent_index(prefixes[s]) + 1] += 1;
+        }
+    }
+    for i in 1..=n {
+        child_start[i] += child_start[i - 1];
+    }
+    let mut fill = child_start.clone();
+    let mut children = vec![0u32; child_start[n] as usize];
+    for s in 0..prefixes.len() {
+        if live[s + 1] {
+            let p = parent_index(prefixes[s]);
+            children[fill[p] as usize] = s as u32 + 1;
+            fill[p] += 1;
+        }
+    }
+    (child_start, children)
 }
 
 /// The other side's weights and both sides' sample counts, when `profile` is a

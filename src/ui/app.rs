@@ -267,7 +267,14 @@ impl App {
                 ..l.tree.options.clone()
             };
             let place = l.flame.save(&l.tree, &l.profile);
-            let tree = CallTree::build(&l.profile, options);
+            // Swapped in place; a tree of no side (a samples column) is rebuilt,
+            // the old one dropped first so that two are never held at once.
+            let mut tree = std::mem::take(&mut l.tree);
+            l.pair = None;
+            if !tree.swap_sides(&l.profile) {
+                drop(tree);
+                tree = CallTree::build(&l.profile, options);
+            }
             l.set_tree(tree, Some(place));
             return Effect::None;
         }

@@ -391,6 +391,7 @@ impl PairPane {
                 &l.profile,
                 crate::model::TreeOptions {
                     value: meta.sides[1 - side].value,
+                    one_side: true,
                     ..l.tree.options.clone()
                 },
             );
@@ -462,6 +463,7 @@ pub fn draw_split(
             }
         };
         let missing = tree.total(selected) == 0 && selected != NodeId::ROOT;
+        let pairs = (side != active).then_some(&l.tree);
         let mut text = format!(
             " {} · {}",
             if side == 0 { "before" } else { "after" },
@@ -488,7 +490,7 @@ pub fn draw_split(
             tree,
             theme,
             matches,
-            diff: paint,
+            diff: paint.map(|d| super::flame::DiffPaint { pairs, ..d }),
         };
         frame.render_stateful_widget(widget, graph, state);
         if missing {

@@ -31,6 +31,9 @@ pub struct FlameView<'a> {
 pub struct DiffPaint<'a> {
     pub compare: &'a crate::model::diff::Compare,
     pub hide_noise: bool,
+    /// The tree that knows both sides of each node, when not the drawn one (the
+    /// second pane of the linked view: same stack table, same node ids).
+    pub pairs: Option<&'a CallTree>,
 }
 
 impl StatefulWidget for FlameView<'_> {
@@ -126,7 +129,7 @@ impl FlameView<'_> {
             ),
         };
         if let Some(d) = self.diff
-            && let Some(c) = super::diff::node_change(self.tree, d.compare, node)
+            && let Some(c) = super::diff::node_change(d.pairs.unwrap_or(self.tree), d.compare, node)
             && frame.is_some()
         {
             let (style, mark) = super::diff::shade(theme, &c, d.hide_noise);

@@ -326,7 +326,7 @@ impl App {
             let options = TreeOptions {
                 value,
                 order,
-                samples: None,
+                ..TreeOptions::default()
             };
             let tree = CallTree::build(&loaded.profile, options);
             loaded.set_tree(tree, None);

@@ -176,6 +176,7 @@ fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
             let paint = paint.as_ref().map(|c| DiffPaint {
                 compare: c,
                 hide_noise: cx.diff.hide_noise,
+                pairs: None,
             });
             super::diff::draw_split(frame, graph, l, theme, search.matches.as_ref(), paint);
         }
@@ -188,6 +189,7 @@ fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
                 diff: paint.as_ref().map(|c| DiffPaint {
                     compare: c,
                     hide_noise: cx.diff.hide_noise,
+                    pairs: None,
                 }),
             };
             frame.render_stateful_widget(widget, graph, &mut l.flame);
@@ -201,6 +203,7 @@ fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
                 paint.as_ref().map(|c| DiffPaint {
                     compare: c,
                     hide_noise: cx.diff.hide_noise,
+                    pairs: None,
                 }),
             ),
             None => frame.render_widget(Paragraph::new("no function chosen"), graph),

@@ -48,7 +48,7 @@ pub fn build(
         TreeOptions {
             value,
             order: settings.order,
-            samples: None,
+            ..TreeOptions::default()
         },
     );
     let mut loaded = Loaded::new(profile, tree, orientation, started.elapsed());
