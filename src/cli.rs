@@ -71,6 +71,12 @@ pub struct DiffArgs {
     /// Print at most N functions (all by default).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Viewer: follow the after file as a profiler rewrites or appends to it,
+    /// re-comparing each time (a stream on either side, `-`, is always
+    /// followed). Off by default: it holds the baseline and the reader's state
+    /// as well (see BENCHMARKS.md).
+    #[arg(long)]
+    pub watch: bool,
     #[command(flatten)]
     pub display: DisplayArgs,
 }
@@ -579,7 +585,7 @@ fn run_diff(args: &DiffArgs) -> Result<ExitCode> {
             profile: None,
             input: args.compare.input.clone(),
             display: args.display.clone(),
-            no_watch: true,
+            no_watch: !args.watch,
             watch_dir: None,
         };
         return ui::run_diff(

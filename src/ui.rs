@@ -269,32 +269,80 @@ pub fn run_diff(
     }
     let st = setup(args)?;
     let orientation = st.orientation;
-    let progress = Progress::several();
     let name = format!("{} → {}", sources[0].short_name(), sources[1].short_name());
-    {
-        let (progress, name) = (progress.clone(), name.clone());
-        spawn_loader(st.tx.clone(), move || {
-            build_loaded(
-                || {
-                    formats::load_diff(
-                        [&sources[0], &sources[1]],
-                        &st.options,
-                        strip_hex,
-                        &progress,
-                    )
-                },
-                &name,
-                orientation,
-                st.transforms,
-            )
-        })?;
-    }
+    let merge = crate::model::diff::MergeOptions {
+        names: [sources[0].short_name(), sources[1].short_name()],
+        strip_hex,
+    };
+    // A stream on either side, or a watched after file, is followed; the other
+    // side is the baseline, read once now.
+    let streaming = |s: &Source| matches!(s, Source::Stdin) && !stdin_is_file();
+    let live_side = if streaming(&sources[1]) {
+        Some(1)
+    } else if streaming(&sources[0]) {
+        Some(0)
+    } else if matches!(sources[1], Source::Path(_)) && !args.no_watch {
+        Some(1)
+    } else {
+        None
+    };
+    let mut live = None;
+    let progress = match live_side {
+        Some(side) => {
+            let base_source = &sources[1 - side];
+            eprintln!("ember: reading {}…", base_source.display());
+            let profile = formats::load(base_source, &st.options, &Progress::new())?;
+            let settings = live::Settings {
+                transforms: st.transforms.clone(),
+                baseline: Some(Arc::new(live::Baseline {
+                    profile,
+                    live_side: side,
+                    merge,
+                })),
+                ..live::Settings::default()
+            };
+            let progress = Progress::new();
+            live = Some(match &sources[side] {
+                Source::Path(p) => live::spawn_file(
+                    st.tx.clone(),
+                    p.clone(),
+                    st.options.clone(),
+                    progress.clone(),
+                    orientation,
+                    settings,
+                )?,
+                Source::Stdin => live::spawn_stdin(
+                    st.tx.clone(),
+                    st.options.clone(),
+                    progress.clone(),
+                    orientation,
+                    settings,
+                )?,
+            });
+            progress
+        }
+        None => {
+            let progress = Progress::several();
+            let (shared, name) = (progress.clone(), name.clone());
+            let (options, transforms) = (st.options.clone(), st.transforms.clone());
+            spawn_loader(st.tx.clone(), move || {
+                build_loaded(
+                    || formats::load_diff([&sources[0], &sources[1]], &options, strip_hex, &shared),
+                    &name,
+                    orientation,
+                    transforms,
+                )
+            })?;
+            progress
+        }
+    };
     let phase = Phase::Loading {
         progress,
         started: Instant::now(),
     };
     let mut app = App::new(name.clone(), st.keymap, st.theme, phase, orientation);
     app.initial_search = st.initial_search;
+    app.live = live;
     app.diff.norm = norm;
     drive(app, st.tx, st.rx, &name, args)
 }

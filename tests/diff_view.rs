@@ -320,3 +320,74 @@ fn linked_panes_follow_the_selection_and_mark_what_is_missing() {
     );
     assert!(text.lines().nth(2).unwrap().starts_with("▲parse"), "{text}");
 }
+
+/// The next view the live worker sends (problems are skipped, failures fail).
+fn next_view(rx: &std::sync::mpsc::Receiver<ember::ui::Msg>) -> Box<ember::ui::live::Reload> {
+    use ember::ui::Msg;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(Msg::Reloaded(r)) => return r,
+            Ok(Msg::LoadFailed(e)) => panic!("load failed: {e}"),
+            Ok(_) => {}
+            Err(e) => panic!("no view from the worker: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_followed_after_file_is_compared_with_the_baseline_as_it_grows() {
+    use ember::ui::live::{self, Baseline, Settings};
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("after.folded");
+    let before =
+        common::load_path(&common::repo().join("tests/fixtures/diff-before.folded")).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _live = live::spawn_file(
+        tx,
+        file.clone(),
+        LoadOptions::default(),
+        Progress::new(),
+        Orientation::Icicle,
+        Settings {
+            baseline: Some(std::sync::Arc::new(Baseline {
+                profile: before,
+                live_side: 1,
+                merge: ember::model::diff::MergeOptions {
+                    names: ["before.folded".into(), "after.folded".into()],
+                    strip_hex: false,
+                },
+            })),
+            ..Settings::default()
+        },
+    )
+    .expect("worker starts");
+    std::fs::write(&file, b"main;parse;lex 300\nmain;eval 390\n").expect("write");
+    let first = next_view(&rx);
+    let meta = first
+        .loaded
+        .profile
+        .meta
+        .diff
+        .as_deref()
+        .expect("a comparison");
+    assert_eq!(meta.sides[0].name, "before.folded");
+    assert_eq!(
+        first.loaded.tree.pair(NodeId::ROOT).unwrap().total,
+        [1000, 690]
+    );
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .expect("open");
+    f.write_all(b"main;new_alloc 80\n").expect("append");
+    drop(f);
+    let grown = next_view(&rx);
+    assert_eq!(grown.added, 80, "only the followed side's samples count");
+    let l = &grown.loaded;
+    assert_eq!(l.tree.pair(NodeId::ROOT).unwrap().total, [1000, 770]);
+    let n = common::node(&l.profile, &l.tree, &["main", "new_alloc"]);
+    assert_eq!(l.tree.pair(n).unwrap().total, [0, 80]);
+}

@@ -17,7 +17,7 @@ use super::app::{App, Loaded, Phase, View};
 use super::flame_state::SavedPlace;
 use super::sandwich::{Sandwich, Side};
 use crate::input::Progress;
-use crate::model::{CallTree, ChildOrder, Transform, TreeOptions};
+use crate::model::{CallTree, ChildOrder, Profile, Transform, TreeOptions};
 
 pub use worker::{build, spawn_dir, spawn_file, spawn_stdin};
 
@@ -73,6 +73,31 @@ pub struct Settings {
     pub step: i32,
     /// The inverted view is on screen: build it too, off the UI thread.
     pub inverted: bool,
+    /// `ember diff` with a followed side: each new profile is compared with
+    /// this one before it is shown.
+    pub baseline: Option<Arc<Baseline>>,
+}
+
+/// The side of a live comparison that is read once.
+#[derive(Debug)]
+pub struct Baseline {
+    pub profile: Profile,
+    /// Which side the followed source is (0 before, 1 after).
+    pub live_side: usize,
+    pub merge: crate::model::diff::MergeOptions,
+}
+
+impl Baseline {
+    /// The comparison of the baseline with `live`.
+    pub fn compare(&self, live: Profile) -> Result<Profile, String> {
+        let base = self.profile.clone();
+        let (before, after) = if self.live_side == 1 {
+            (base, live)
+        } else {
+            (live, base)
+        };
+        crate::model::diff::merge(before, after, &self.merge).map_err(|e| e.to_string())
+    }
 }
 
 /// Why the worker wakes up.

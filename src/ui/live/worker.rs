@@ -106,6 +106,13 @@ impl Worker {
         let started = Instant::now();
         let settings = self.settings();
         let samples = sample_count(&profile);
+        let profile = match &settings.baseline {
+            Some(b) => match b.compare(profile) {
+                Ok(p) => p,
+                Err(e) => return self.problem(e),
+            },
+            None => profile,
+        };
         let (loaded, no_time) = build(profile, &settings, self.orientation, started);
         let added = self.shown_samples.map_or(0, |before| samples - before);
         let change = match self.shown_samples {
