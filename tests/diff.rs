@@ -455,3 +455,53 @@ fn swapping_sides_in_place_equals_building_the_other_side() {
         assert!(!tree(&plain, 0).swap_sides(&plain));
     }
 }
+
+/// The delta table's per-side numbers are each side's own function table
+/// (recursion counted once per stack), on fixtures with recursion and on the
+/// bundled samples compared with each other.
+#[test]
+fn the_delta_table_agrees_with_each_sides_function_table() {
+    let fx = |n: &str| load_path(&common::repo().join(n)).unwrap();
+    let pairs = [
+        (
+            "tests/fixtures/recursion.folded",
+            "tests/fixtures/shared-callees.folded",
+        ),
+        (
+            "samples/perf-python-wordindex.folded",
+            "samples/pyspy-orders-report.folded",
+        ),
+        (
+            "tests/fixtures/go-diff-before.pb.gz",
+            "tests/fixtures/go-diff-after.pb.gz",
+        ),
+    ];
+    for (b, a) in pairs {
+        let p = diff::merge(fx(b), fx(a), &names()).unwrap();
+        let table = DeltaTable::build(&p, None).unwrap();
+        let meta = p.meta.diff.as_deref().unwrap();
+        for side in 0..2 {
+            let t = CallTree::build(
+                &p,
+                TreeOptions {
+                    value: meta.sides[side].value,
+                    one_side: true,
+                    ..TreeOptions::default()
+                },
+            );
+            let top = ember::model::TopTable::build(&p, &t);
+            assert_eq!(table.totals[side], top.total, "{b} vs {a}");
+            for r in &top.rows {
+                let d = table
+                    .rows
+                    .iter()
+                    .find(|d| d.frame == r.frame)
+                    .unwrap_or_else(|| panic!("{b} vs {a}: a row for every function"));
+                assert_eq!(d.self_w[side], r.self_weight, "{b} vs {a} self");
+                assert_eq!(d.total[side], r.total, "{b} vs {a} total");
+            }
+            let present = table.rows.iter().filter(|d| d.total[side] != 0).count();
+            assert_eq!(present, top.rows.iter().filter(|r| r.total != 0).count());
+        }
+    }
+}

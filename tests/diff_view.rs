@@ -391,3 +391,21 @@ fn a_followed_after_file_is_compared_with_the_baseline_as_it_grows() {
     let n = common::node(&l.profile, &l.tree, &["main", "new_alloc"]);
     assert_eq!(l.tree.pair(n).unwrap().total, [0, 80]);
 }
+
+#[test]
+fn callers_and_callees_of_a_function_show_its_change_per_caller() {
+    let mut app = diff_app(ColorDepth::Mono);
+    app.update(Action::Sandwich); // on lex
+    assert_eq!(app.view, View::Sandwich);
+    let text = screen(&mut app, 160, 30);
+    assert!(text.contains("▲lex"), "{text}");
+    // Shares are of the whole profile, not of the pane.
+    assert!(
+        text.contains("total 200 -> 300 samples (+50.0%, 20.0% -> 30.0% of all, significant)"),
+        "{text}"
+    );
+    // One step up in the callers pane: parse, lex's only caller.
+    app.update(Action::MoveUp);
+    let text = screen(&mut app, 160, 30);
+    assert!(text.contains("▲parse"), "{text}");
+}

@@ -12,7 +12,6 @@ use thiserror::Error;
 use super::frames::FrameId;
 use super::profile::{Profile, Samples, Unit, ValueType};
 use super::stacks::StackId;
-use super::top::TopTable;
 use super::tree::{CallTree, NodeId, TreeOptions};
 
 /// Which value columns of a diff profile hold each side.
@@ -669,57 +668,94 @@ impl DeltaTable {
     /// (all when `None`). `None` when `profile` is no diff.
     pub fn build(profile: &Profile, range: Option<std::ops::Range<usize>>) -> Option<DeltaTable> {
         let meta = profile.meta.diff.as_deref()?;
-        let table = |col: usize| {
-            let tree = CallTree::build(
-                profile,
-                TreeOptions {
-                    value: col,
-                    samples: range.clone(),
-                    one_side: true,
-                    ..TreeOptions::default()
-                },
-            );
-            TopTable::build(profile, &tree)
+        let tree = CallTree::build(
+            profile,
+            TreeOptions {
+                value: meta.sides[1].value,
+                samples: range,
+                ..TreeOptions::default()
+            },
+        );
+        DeltaTable::from_tree(profile, &tree)
+    }
+
+    /// The table of a tree that shows one side of a diff (it holds both sides'
+    /// weights for every stack, shown or not). One depth-first walk over the
+    /// whole stack table; a function's total counts once per stack however
+    /// often it recurses. `None` when the tree is no diff side.
+    pub fn from_tree(profile: &Profile, tree: &CallTree) -> Option<DeltaTable> {
+        let root = tree.pair(NodeId::ROOT)?;
+        // Children of every node, live on either side or not, in CSR form.
+        let prefixes = profile.stacks.prefixes();
+        let n = prefixes.len() + 1;
+        let parent = |s: usize| match prefixes[s] {
+            super::stacks::NO_PREFIX => 0,
+            p => p as usize + 1,
         };
+        let mut start = vec![0u32; n + 1];
+        for s in 0..prefixes.len() {
+            start[parent(s) + 1] += 1;
+        }
+        for i in 1..=n {
+            start[i] += start[i - 1];
+        }
+        let mut fill = start.clone();
+        let mut kids = vec![0u32; prefixes.len()];
+        for s in 0..prefixes.len() {
+            let p = parent(s);
+            kids[fill[p] as usize] = s as u32 + 1;
+            fill[p] += 1;
+        }
+        drop(fill);
         let nframes = profile.frames.len();
         let mut at: Vec<u32> = vec![u32::MAX; nframes];
+        let mut on_path = vec![0u32; nframes];
         let mut rows: Vec<DeltaRow> = Vec::new();
-        let mut totals = [0i64; 2];
-        let mut sample_totals = [0f64; 2];
-        for (side, info) in meta.sides.iter().enumerate() {
-            let values = table(info.value);
-            totals[side] = values.total;
-            let counted = if info.count == info.value {
-                None
-            } else {
-                Some(table(info.count))
+        let children = |k: usize| kids[start[k] as usize..start[k + 1] as usize].iter();
+        let mut stack: Vec<(u32, bool)> = children(0).map(|&c| (c, false)).collect();
+        while let Some((node, exit)) = stack.pop() {
+            let id = NodeId(node);
+            let Some(f) = tree.frame(profile, id) else {
+                continue;
             };
-            let cscale = profile.value_types[info.count].scale();
-            let counts = counted.as_ref().unwrap_or(&values);
-            sample_totals[side] = counts.total as f64 / cscale;
-            for (r, c) in values.rows.iter().zip(&counts.rows) {
-                let i = r.frame.0 as usize;
-                if at[i] == u32::MAX {
-                    at[i] = rows.len() as u32;
-                    rows.push(DeltaRow {
-                        frame: r.frame,
-                        self_w: [0; 2],
-                        total: [0; 2],
-                        self_samples: [0.0; 2],
-                        total_samples: [0.0; 2],
-                    });
-                }
-                let row = &mut rows[at[i] as usize];
-                row.self_w[side] = r.self_weight;
-                row.total[side] = r.total;
-                row.self_samples[side] = c.self_weight as f64 / cscale;
-                row.total_samples[side] = c.total as f64 / cscale;
+            let fi = f.0 as usize;
+            if exit {
+                on_path[fi] -= 1;
+                continue;
             }
+            let (Some(total), Some(own)) = (tree.pair(id), tree.pair_self(id)) else {
+                continue;
+            };
+            if total.total == [0, 0] && total.samples == [0.0, 0.0] {
+                continue; // nothing below on either side
+            }
+            if at[fi] == u32::MAX {
+                at[fi] = rows.len() as u32;
+                rows.push(DeltaRow {
+                    frame: f,
+                    self_w: [0; 2],
+                    total: [0; 2],
+                    self_samples: [0.0; 2],
+                    total_samples: [0.0; 2],
+                });
+            }
+            let row = &mut rows[at[fi] as usize];
+            for side in 0..2 {
+                row.self_w[side] += own.total[side];
+                row.self_samples[side] += own.samples[side];
+                if on_path[fi] == 0 {
+                    row.total[side] += total.total[side];
+                    row.total_samples[side] += total.samples[side];
+                }
+            }
+            on_path[fi] += 1;
+            stack.push((node, true));
+            stack.extend(children(node as usize).map(|&c| (c, false)));
         }
         Some(DeltaTable {
             rows,
-            totals,
-            sample_totals,
+            totals: root.total,
+            sample_totals: root.samples,
         })
     }
 

@@ -202,6 +202,8 @@ impl App {
             let mut job = None;
             if let Phase::Ready(l) = &mut self.phase {
                 l.sandwich = None;
+                // The linked pane is rebuilt when the flame view is back.
+                l.pair = None;
                 if self.view != View::Inverted {
                     l.set_inverted(false);
                 } else {
@@ -415,7 +417,7 @@ impl App {
             return false;
         };
         let delta = &mut l.delta;
-        delta.ensure(&l.profile, &view);
+        delta.ensure(&l.profile, &l.tree, &view);
         let page = delta.rows.max(2) as isize - 1;
         match action {
             Action::MoveUp => delta.move_by(-1),

@@ -104,12 +104,19 @@ pub fn compare(
     }
 }
 
-/// The status line's numbers for node `n`: total and self, before -> after.
-pub fn status_text(profile: &Profile, tree: &CallTree, n: NodeId) -> Option<String> {
+/// The status line's numbers for node `n` of `tree`: total and self, before ->
+/// after, with shares of `whole` (the whole profile's tree: a callers or
+/// callees pane is rooted at one function, but "of all" means all).
+pub fn status_text(
+    profile: &Profile,
+    tree: &CallTree,
+    n: NodeId,
+    whole: &CallTree,
+) -> Option<String> {
     let meta = profile.meta.diff.as_deref()?;
     let vt = &profile.value_types[meta.sides[0].value];
-    let raw = tree_compare(profile, tree, Norm::Raw)?.ok()?;
-    let share = tree_compare(profile, tree, Norm::Share)?.ok()?;
+    let raw = tree_compare(profile, whole, Norm::Raw)?.ok()?;
+    let share = tree_compare(profile, whole, Norm::Share)?.ok()?;
     let p = tree.pair(n)?;
     let total = change_summary(
         "total",
@@ -150,14 +157,21 @@ pub fn header_text(profile: &Profile, tree: &CallTree, view: &DiffView) -> Optio
     Some(t)
 }
 
-/// The detail panel's lines for node `n` of a comparison.
-pub fn detail_lines(profile: &Profile, tree: &CallTree, n: NodeId, norm: Norm) -> Vec<String> {
+/// The detail panel's lines for node `n` of a comparison (`whole` as in
+/// [`status_text`]).
+pub fn detail_lines(
+    profile: &Profile,
+    tree: &CallTree,
+    n: NodeId,
+    norm: Norm,
+    whole: &CallTree,
+) -> Vec<String> {
     let mut out = Vec::new();
     let Some(meta) = profile.meta.diff.as_deref() else {
         return out;
     };
     let vt = &profile.value_types[meta.sides[0].value];
-    let Some((cmp, _)) = compare(profile, tree, norm) else {
+    let Some((cmp, _)) = compare(profile, whole, norm) else {
         return out;
     };
     let Some(p) = tree.pair(n) else {
@@ -208,10 +222,11 @@ pub struct DeltaState {
 }
 
 impl DeltaState {
-    /// Builds the table for `profile`, sorted and filtered as `view` says.
-    pub fn ensure(&mut self, profile: &Profile, view: &DiffView) {
+    /// Builds the table from `tree` (a diff side of `profile`), sorted and
+    /// filtered as `view` says.
+    pub fn ensure(&mut self, profile: &Profile, tree: &CallTree, view: &DiffView) {
         if self.table.is_none() {
-            self.table = DeltaTable::build(profile, None);
+            self.table = DeltaTable::from_tree(profile, tree);
             self.built = None;
         }
         let selected = self.selected();
@@ -273,6 +288,8 @@ impl DeltaState {
 /// and its verdict.
 pub struct DeltaView<'a> {
     pub profile: &'a Profile,
+    /// The tree shown in the flame view (a diff side).
+    pub tree: &'a CallTree,
     pub theme: &'a Theme,
     pub view: &'a DiffView,
 }
@@ -281,7 +298,7 @@ impl StatefulWidget for DeltaView<'_> {
     type State = DeltaState;
 
     fn render(self, area: Rect, buf: &mut Buffer, state: &mut DeltaState) {
-        state.ensure(self.profile, self.view);
+        state.ensure(self.profile, self.tree, self.view);
         if area.height == 0 || area.width == 0 {
             return;
         }

@@ -104,7 +104,7 @@ fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
     let name = match view {
         View::Flame | View::Inverted | View::Sandwich => selected_name(l),
         View::Table if l.profile.meta.diff.is_some() => {
-            l.delta.ensure(&l.profile, cx.diff);
+            l.delta.ensure(&l.profile, &l.tree, cx.diff);
             l.delta.selected().map_or_else(String::new, |f| {
                 sanitize(&l.profile.frames.name(f)).into_owned()
             })
@@ -211,6 +211,7 @@ fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
         View::Table if l.profile.meta.diff.is_some() => {
             let widget = DeltaView {
                 profile: &l.profile,
+                tree: &l.tree,
                 theme,
                 view: cx.diff,
             };
@@ -274,7 +275,7 @@ fn draw_detail(
         }
     }
     if p.meta.diff.is_some() {
-        for text in super::diff::detail_lines(p, tree, n, diff.norm) {
+        for text in super::diff::detail_lines(p, tree, n, diff.norm, &l.tree) {
             lines.push(Line::raw(fit(&text, inner_w).into_owned()));
         }
     } else {
@@ -557,7 +558,7 @@ fn draw_status(
         s.push(')');
         s
     };
-    let stats = super::diff::status_text(p, tree, n).unwrap_or_else(|| {
+    let stats = super::diff::status_text(p, tree, n, &l.tree).unwrap_or_else(|| {
         format!(
             "{}  {}  · {}",
             stat("total", tree.total(n)),
