@@ -209,3 +209,40 @@ fn check_reads_budgets_from_a_recipe() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("budget 1"), "{}", stderr(&o));
 }
+
+#[test]
+fn sample_type_picks_the_value_for_both_sides() {
+    let fx = |n: &str| common::repo().join("tests/fixtures").join(n);
+    let (b, a) = (fx("go-diff-before.pb.gz"), fx("go-diff-after.pb.gz"));
+    let o = ember(&["diff", "--format", "json", "--limit", "1"], &[&b, &a]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(doc["before"]["unit"], "nanoseconds");
+    assert_eq!(doc["before"]["samples"], 588.0);
+    assert_eq!(doc["after"]["samples"], 618.0);
+    let o = ember(
+        &[
+            "diff",
+            "--format",
+            "json",
+            "--limit",
+            "1",
+            "--sample-type",
+            "samples",
+        ],
+        &[&b, &a],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(doc["before"]["unit"], "samples");
+    assert_eq!(doc["before"]["value_type"], "samples");
+    assert_eq!(doc["before"]["total"], 588.0);
+    // A type one side lacks: that side's error, naming its file.
+    let folded = side("plain.folded", 10, 100);
+    let o = ember(
+        &["diff", "--format", "json", "--sample-type", "cpu"],
+        &[&b, &folded.path],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("plain.folded"), "{}", stderr(&o));
+}

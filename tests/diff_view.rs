@@ -409,3 +409,70 @@ fn callers_and_callees_of_a_function_show_its_change_per_caller() {
     let text = screen(&mut app, 160, 30);
     assert!(text.contains("▲parse"), "{text}");
 }
+
+/// Each cell's background as a letter: R red-ish, B blue-ish, g grey, . none,
+/// o other; the text row below it.
+fn colour_map(app: &mut App, w: u16, h: u16) -> String {
+    let (text, buf) = draw(app, w, h);
+    let mut out = String::new();
+    for (y, line) in text.lines().enumerate() {
+        let mut map = String::new();
+        for x in 0..w {
+            let bg = buf[(x, y as u16)].bg;
+            map.push(match bg {
+                Color::Reset => '.',
+                c if reddish(c) => 'R',
+                c if bluish(c) => 'B',
+                Color::Gray | Color::Rgb(215, 215, 215) | Color::Indexed(188) => 'g',
+                _ => 'o',
+            });
+        }
+        out.push_str(map.trim_end_matches('.'));
+        out.push('\n');
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn colour_snapshots_in_256_and_16_colours() {
+    for (depth, name) in [(ColorDepth::C256, "256"), (ColorDepth::C16, "16")] {
+        let mut app = diff_app(depth);
+        insta::assert_snapshot!(
+            format!("diff_colours_{name}_80x24"),
+            colour_map(&mut app, 80, 24)
+        );
+        insta::assert_snapshot!(
+            format!("diff_colours_{name}_40x12"),
+            colour_map(&mut app, 40, 12)
+        );
+        app.update(Action::SplitPanes);
+        insta::assert_snapshot!(
+            format!("diff_split_colours_{name}_80x24"),
+            colour_map(&mut app, 80, 24)
+        );
+    }
+    // NO_COLOR: the split view in text only (the marks carry the change).
+    let mut app = diff_app(ColorDepth::Mono);
+    app.update(Action::SplitPanes);
+    insta::assert_snapshot!("diff_split_mono_40x12", screen(&mut app, 40, 12));
+}
+
+#[test]
+fn the_linked_pane_follows_the_sibling_order() {
+    let mut app = diff_app(ColorDepth::Mono);
+    app.update(Action::SplitPanes);
+    app.update(Action::ToggleOrder); // heaviest first
+    let text = screen(&mut app, 120, 24);
+    // eval is the heaviest child of main on both sides: first in both panes.
+    let row = text.lines().nth(4).unwrap();
+    assert!(
+        row.starts_with("eval") && row.matches("eval").count() == 2,
+        "{text}"
+    );
+    assert!(
+        row.find("▼gc").unwrap() > row.find("▲parse").unwrap(),
+        "{text}"
+    );
+}

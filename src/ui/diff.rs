@@ -419,6 +419,9 @@ impl PairPane {
             }));
         }
         let pane = l.pair.as_deref_mut()?;
+        if pane.tree.options.order != l.tree.options.order {
+            pane.tree.set_order(&l.profile, l.tree.options.order);
+        }
         // Linked by node id, which is the frame path: the same place on both sides.
         let (main, p) = (&l.flame, &l.profile);
         pane.flame.orientation = main.orientation;
