@@ -389,7 +389,9 @@ pub fn two_count_folded(out: &mut dyn Write, profile: &Profile, normalize: bool)
         }
         let before = match scale {
             // Truncated in the stored unit (whole samples for integer counts).
-            Some(k) => (w[0] as f64 * k / vt.scale()).trunc() as i64 * vt.scale() as i64,
+            Some(k) => {
+                ((w[0] as f64 * k / vt.scale()).trunc() as i64).saturating_mul(vt.scale() as i64)
+            }
             None => w[0],
         };
         line.extend_from_slice(
