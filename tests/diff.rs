@@ -505,3 +505,46 @@ fn the_delta_table_agrees_with_each_sides_function_table() {
         }
     }
 }
+
+#[test]
+fn widths_from_the_larger_side_cover_both_and_keep_the_real_numbers() {
+    let p = merged(BEFORE, AFTER); // before 105 samples, after 160
+    let after = tree(&p, 1);
+    let larger = CallTree::build(
+        &p,
+        TreeOptions {
+            value: 1,
+            larger: true,
+            ..TreeOptions::default()
+        },
+    );
+    assert!(larger.options.larger);
+    let k = 160.0 / 105.0;
+    let nodes = common::all_nodes(&larger);
+    // Frames of either side are in it: old (before only) and new (after only).
+    assert!(node_at(&p, &larger, &["main", "old"]).is_some());
+    assert!(node_at(&p, &larger, &["main", "new"]).is_some());
+    for &n in &nodes {
+        let real = larger.pair(n).unwrap();
+        assert_eq!(Some(real), after.pair(n), "the sides' numbers stay theirs");
+        assert_eq!(larger.pair_self(n), after.pair_self(n));
+        let own = larger.self_weight(n);
+        let s = real;
+        let sp = larger.pair_self(n).unwrap();
+        assert_eq!(
+            own,
+            sp.total[1].max((sp.total[0] as f64 * k).round() as i64),
+            "self is the larger share in after's units"
+        );
+        assert!(larger.total(n) >= s.total[1]);
+        assert!(larger.total(n) as f64 >= (s.total[0] as f64 * k).floor());
+    }
+    // The table of a larger tree is the sides' table.
+    assert_eq!(
+        DeltaTable::from_tree(&p, &larger).unwrap().rows.len(),
+        DeltaTable::from_tree(&p, &after).unwrap().rows.len()
+    );
+    // Not a side: nothing to swap.
+    let mut l = larger;
+    assert!(!l.swap_sides(&p));
+}

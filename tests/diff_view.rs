@@ -150,6 +150,18 @@ fn widths_switch_to_before_and_show_gone_frames() {
     let l = app.loaded().unwrap();
     let lex = common::node(&l.profile, &l.tree, &["main", "parse", "lex"]);
     assert_eq!(l.flame.selected, lex);
+    // Then the larger of the two: frames of both sides.
+    app.update(Action::NextValue);
+    let text = screen(&mut app, 200, 24);
+    assert!(text.contains("widths: larger of the two"), "{text}");
+    assert!(
+        text.contains("×old_c") && text.contains("+new_alloc"),
+        "{text}"
+    );
+    assert!(
+        text.contains("total 200 -> 300 samples (+50.0%, 20.0% -> 30.0% of all, significant)"),
+        "the numbers stay the sides' own:\n{text}"
+    );
     app.update(Action::NextValue);
     assert!(screen(&mut app, 80, 24).contains("widths: after"));
 }

@@ -45,6 +45,10 @@ pub struct TreeOptions {
     /// In a diff profile, leave out the other side's weights (a second pane
     /// that takes them from the first pane's tree, which has the same nodes).
     pub one_side: bool,
+    /// In a diff profile shown on its after side: widths from the larger of the
+    /// two sides, stack by stack (before's self scaled to after's total, so the
+    /// larger share wins), rolled up. Frames of either side are drawn.
+    pub larger: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -75,6 +79,9 @@ struct PairWeights {
     /// count samples themselves), and their scale.
     counts: [Option<[Vec<i64>; 2]>; 2],
     scales: [f64; 2],
+    /// The shown side's own (self, total) when the tree's weights are not that
+    /// side's (`TreeOptions::larger`).
+    shown: Option<[Vec<i64>; 2]>,
 }
 
 impl CallTree {
@@ -83,20 +90,38 @@ impl CallTree {
         let stride = profile.value_types.len().max(1);
         let value = options.value.min(stride - 1);
         let range = options.samples.clone().unwrap_or(0..profile.samples.len());
-        let self_w = column_self(profile, range.clone(), value);
+        let mut self_w = column_self(profile, range.clone(), value);
         let mut total = self_w.clone();
         roll_up(profile, &mut total);
-        let (child_start, children) = child_lists(profile, &self_w);
-        let pair = if options.one_side {
+        let mut pair = if options.one_side {
             None
         } else {
             pair_weights(profile, value, &range)
         };
+        let larger = match pair.as_deref_mut() {
+            Some(p) if options.larger => {
+                larger_of_two(p, &mut self_w, &mut total, profile);
+                true
+            }
+            _ => false,
+        };
+        let (child_start, children) = child_lists(profile, &self_w);
         let shown = profile.value_types.get(value);
         let (counts, sample_scale) = match (&pair, shown) {
-            (Some(p), Some(vt)) => match &p.counts[p.side] {
-                Some(c) => (Some(c[1].clone()), 0.0),
-                None => (None, vt.scale()),
+            (Some(p), Some(vt)) => match (&p.counts[p.side], &p.shown) {
+                (Some(c), _) => (Some(c[1].clone()), 0.0),
+                // The widths are no side's: noise is judged by the shown side.
+                (None, Some(own)) if vt.scale() <= 1.0 => (Some(own[1].clone()), 0.0),
+                (None, Some(own)) => (
+                    Some(
+                        own[1]
+                            .iter()
+                            .map(|&v| (v as f64 / vt.scale()) as i64)
+                            .collect(),
+                    ),
+                    0.0,
+                ),
+                (None, None) => (None, vt.scale()),
             },
             (None, Some(vt)) if vt.counts_samples() => (None, vt.scale()),
             _ => (sample_counts(profile, range), 0.0),
@@ -109,7 +134,11 @@ impl CallTree {
             counts,
             sample_scale,
             pair,
-            options: TreeOptions { value, ..options },
+            options: TreeOptions {
+                value,
+                larger,
+                ..options
+            },
         };
         tree.sort_children(profile);
         tree
@@ -123,6 +152,9 @@ impl CallTree {
         else {
             return false;
         };
+        if pair.shown.is_some() {
+            return false; // the larger of the two is no side to swap
+        }
         let [other_self, other_total] = &mut pair.other;
         std::mem::swap(&mut self.self_w, other_self);
         std::mem::swap(&mut self.total, other_total);
@@ -222,10 +254,10 @@ impl CallTree {
         let p = self.pair.as_deref()?;
         let i = n.0 as usize;
         let mut total = [0i64; 2];
-        total[p.side] = if which == 0 {
-            self.self_w[i]
-        } else {
-            self.total[i]
+        total[p.side] = match &p.shown {
+            Some(own) => own[which][i],
+            None if which == 0 => self.self_w[i],
+            None => self.total[i],
         };
         total[1 - p.side] = p.other[which][i];
         let samples = [0, 1].map(|s| match &p.counts[s] {
@@ -378,7 +410,33 @@ fn pair_weights(
         other,
         counts,
         scales,
+        shown: None,
     }))
+}
+
+/// Replaces the shown side's weights with the larger of the two sides per
+/// stack (the other side's self scaled to the shown side's total), rolled up;
+/// the shown side's own weights move into `p.shown`.
+fn larger_of_two(
+    p: &mut PairWeights,
+    self_w: &mut [i64],
+    total: &mut Vec<i64>,
+    profile: &Profile,
+) {
+    let (mine, theirs) = (total[0], p.other[1][0]);
+    let k = if theirs == 0 {
+        0.0
+    } else {
+        mine as f64 / theirs as f64
+    };
+    let own_self = self_w.to_vec();
+    for (w, &o) in self_w.iter_mut().zip(&p.other[0]) {
+        *w = (*w).max((o as f64 * k).round() as i64);
+    }
+    let mut rolled = self_w.to_vec();
+    roll_up(profile, &mut rolled);
+    let own_total = std::mem::replace(total, rolled);
+    p.shown = Some([own_self, own_total]);
 }
 
 /// Per node totals of the profile's sample-count value type, if it has one.

@@ -262,18 +262,26 @@ impl App {
         if action == Action::NextValue
             && let Some(meta) = l.profile.meta.diff.as_deref()
         {
-            // A comparison switches the widths between its two sides.
+            // A comparison cycles its widths: after, before, the larger of the
+            // two (not in the linked panes, which show one side each).
             let side = meta.side_of(l.tree.options.value).unwrap_or(0);
+            let larger = l.tree.options.larger;
+            let (value, want_larger) = match (larger, side) {
+                (true, _) => (meta.sides[1].value, false),
+                (false, 1) => (meta.sides[0].value, false),
+                (false, _) => (meta.sides[1].value, !self.diff.split),
+            };
             let options = TreeOptions {
-                value: meta.sides[1 - side].value,
+                value,
+                larger: want_larger,
                 ..l.tree.options.clone()
             };
             let place = l.flame.save(&l.tree, &l.profile);
-            // Swapped in place; a tree of no side (a samples column) is rebuilt,
-            // the old one dropped first so that two are never held at once.
+            // Swapped in place when going from one side to the other; else
+            // rebuilt, the old tree dropped first so two are never held at once.
             let mut tree = std::mem::take(&mut l.tree);
             l.pair = None;
-            if !tree.swap_sides(&l.profile) {
+            if larger || want_larger || !tree.swap_sides(&l.profile) {
                 drop(tree);
                 tree = CallTree::build(&l.profile, options);
             }

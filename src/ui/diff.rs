@@ -139,6 +139,7 @@ pub fn header_text(profile: &Profile, tree: &CallTree, view: &DiffView) -> Optio
     let meta = profile.meta.diff.as_deref()?;
     let side = meta.side_of(tree.options.value);
     let widths = match side {
+        _ if tree.options.larger => "widths: larger of the two",
         Some(0) => "widths: before",
         Some(_) => "widths: after",
         None => "widths: samples",
