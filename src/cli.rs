@@ -71,12 +71,12 @@ pub struct DiffArgs {
     /// Print at most N functions (all by default).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
-    /// Viewer: follow the after file as a profiler rewrites or appends to it,
-    /// re-comparing each time (a stream on either side, `-`, is always
-    /// followed). Off by default: it holds the baseline and the reader's state
-    /// as well (see BENCHMARKS.md).
-    #[arg(long)]
-    pub watch: bool,
+    /// Viewer: follow the after file (or, with =before, the before file) as a
+    /// profiler rewrites or appends to it, re-comparing each time; a stream on
+    /// either side (`-`) is always followed. Off by default: it holds the other
+    /// side and the reader's state as well (see BENCHMARKS.md).
+    #[arg(long, value_enum, value_name = "SIDE", num_args = 0..=1, default_missing_value = "after")]
+    pub watch: Option<WatchSide>,
     #[command(flatten)]
     pub display: DisplayArgs,
 }
@@ -114,6 +114,12 @@ impl NormArg {
             NormArg::Scaled => Norm::Scaled,
         }
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WatchSide {
+    Before,
+    After,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -585,7 +591,7 @@ fn run_diff(args: &DiffArgs) -> Result<ExitCode> {
             profile: None,
             input: args.compare.input.clone(),
             display: args.display.clone(),
-            no_watch: !args.watch,
+            no_watch: args.watch.is_none(),
             watch_dir: None,
         };
         return ui::run_diff(
@@ -594,8 +600,11 @@ fn run_diff(args: &DiffArgs) -> Result<ExitCode> {
                 Source::from_arg(&args.after),
             ],
             &view,
-            args.compare.strip_hex,
-            args.compare.norm.norm(),
+            ui::DiffStart {
+                strip_hex: args.compare.strip_hex,
+                norm: args.compare.norm.norm(),
+                watch_side: usize::from(args.watch != Some(WatchSide::Before)),
+            },
         );
     }
     if let Some(out) = &args.output {

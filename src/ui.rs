@@ -257,13 +257,21 @@ pub fn run(source: Source, args: &ViewArgs) -> Result<ExitCode> {
     drive(app, st.tx, st.rx, &source.display(), args)
 }
 
+/// How a comparison opens.
+pub struct DiffStart {
+    pub strip_hex: bool,
+    pub norm: crate::model::diff::Norm,
+    /// The side a watched file is on (0 before, 1 after) when watching.
+    pub watch_side: usize,
+}
+
 /// Runs the viewer on a comparison of two profiles loaded side by side.
-pub fn run_diff(
-    sources: [Source; 2],
-    args: &ViewArgs,
-    strip_hex: bool,
-    norm: crate::model::diff::Norm,
-) -> Result<ExitCode> {
+pub fn run_diff(sources: [Source; 2], args: &ViewArgs, start: DiffStart) -> Result<ExitCode> {
+    let DiffStart {
+        strip_hex,
+        norm,
+        watch_side,
+    } = start;
     if matches!(sources, [Source::Stdin, Source::Stdin]) {
         anyhow::bail!("only one side can be - (stdin)");
     }
@@ -281,8 +289,8 @@ pub fn run_diff(
         Some(1)
     } else if streaming(&sources[0]) {
         Some(0)
-    } else if matches!(sources[1], Source::Path(_)) && !args.no_watch {
-        Some(1)
+    } else if matches!(sources[watch_side.min(1)], Source::Path(_)) && !args.no_watch {
+        Some(watch_side.min(1))
     } else {
         None
     };

@@ -488,3 +488,36 @@ fn the_linked_pane_follows_the_sibling_order() {
         "{text}"
     );
 }
+
+#[test]
+fn a_baseline_compares_on_the_side_it_is_given() {
+    use ember::ui::live::Baseline;
+    let fixed = common::load_bytes(b"main;a 10\n");
+    let live = common::load_bytes(b"main;a 30\nmain;b 5\n");
+    let merge = ember::model::diff::MergeOptions {
+        names: ["before".into(), "after".into()],
+        strip_hex: false,
+    };
+    for (live_side, expected) in [(1, [10, 35]), (0, [35, 10])] {
+        let b = Baseline {
+            profile: fixed.clone(),
+            live_side,
+            merge: merge.clone(),
+        };
+        let p = b.compare(live.clone()).unwrap();
+        let t = common::default_tree(&p);
+        assert_eq!(
+            t.pair(NodeId::ROOT).unwrap().total,
+            expected,
+            "live side {live_side}"
+        );
+    }
+    // A stream with no samples yet is a problem to show, not a panic.
+    let b = Baseline {
+        profile: fixed,
+        live_side: 1,
+        merge,
+    };
+    let empty = ember::model::Profile::new("folded", vec![ember::model::ValueType::samples()]);
+    assert!(b.compare(empty).unwrap_err().contains("no samples"));
+}

@@ -417,12 +417,7 @@ fn pair_weights(
 /// Replaces the shown side's weights with the larger of the two sides per
 /// stack (the other side's self scaled to the shown side's total), rolled up;
 /// the shown side's own weights move into `p.shown`.
-fn larger_of_two(
-    p: &mut PairWeights,
-    self_w: &mut [i64],
-    total: &mut Vec<i64>,
-    profile: &Profile,
-) {
+fn larger_of_two(p: &mut PairWeights, self_w: &mut [i64], total: &mut Vec<i64>, profile: &Profile) {
     let (mine, theirs) = (total[0], p.other[1][0]);
     let k = if theirs == 0 {
         0.0
