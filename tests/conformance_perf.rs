@@ -32,6 +32,7 @@
 //! | perf-java-faults-01, perf-java-stacks-01, perf-java-stacks-02, perf-vertx-stacks-01 with `pid` / `tid` (Perl 2019 and 2024) | tidies Java names (`Lpkg/Class;` -> `pkg/Class:`) only under a root that is exactly `java`, so under `java-PID` it keeps the `L` | tidies for every comm starting with `java`, as inferno does | the `L` is dropped from Perl's `L.../...` frames under `java*` roots (it must change something); inferno's own `--pid`/`--tid` oracles as usual |
 //! | perf-rust-Yamakaky-dcpu, every Perl oracle | leaves perf's partly demangled Rust symbols (`_$LT$...$GT$::f::h0123...`) | finishes them, as inferno does (`<...>::f`) | Perl's frames are passed through inferno's `fix_partially_demangled_rust_symbol` (re-implemented below) before comparing; inferno's oracles as usual |
 //! | any file with `(anonymous namespace)::...` symbols; in the corpus `firefox-profiler/test.perf.gz` (4 `(anonymous namespace)::CreateThread` frames) | inferno and Perl skip every symbol starting with `(` as a "process name" | keeps C++ `(anonymous namespace)::f` frames (other `(...)` symbols are skipped as they do) | those frames are removed from ember's stacks before every comparison, and samples left with only the comm are dropped (the peers do not count a stack without frames) |
+//! | every file with events that have no call chain (in the corpus: the `context/` perf scripts, 2,000+ each) | inferno and stackcollapse-perf.pl leave them out; perf report counts them | counts each under its comm in a `[no stack recorded]` frame, so totals equal perf report's | that frame is removed from ember's stacks before every comparison (the sample then has only its comm and is dropped, as the peers do); the context suite asserts every event is a sample and the note's count equals the `[no stack recorded]` samples |
 //! | `firefox-profiler/simple-perf.txt.gz` (TAB-separated event and frame lines) | inferno 0.12.8 panics, speedscope throws | reads TABs as blanks | compared with the inferno library (this crate's dependency, default options) run on the same text with every TAB replaced by a blank |
 //! | `inferno/no-events.txt` (empty) | inferno prints nothing | `LoadError::Empty` | asserted; its empty oracle must stay empty |
 //! | `inferno/weird-stack-line.txt`, `inferno/empty-line.txt` | inferno logs one "weird" line | one warning with its line number (5 and 6) | oracle as usual; warnings asserted |
@@ -59,6 +60,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use ember::error::LoadError;
+use ember::formats::perf::NO_STACK;
 use ember::formats::{self, Format, LoadOptions, ParseError, perf};
 use ember::input::{Progress, Source};
 use ember::model::{FrameId, FrameKind, Profile};
@@ -216,6 +218,8 @@ fn ember_folded_as_peers(
             continue;
         };
         let mut path = p.stacks.path(s);
+        // Events without a call chain: the peers count none of them.
+        path.retain(|&f| p.frames.raw(f) != NO_STACK.as_bytes());
         let len = path.len();
         path.retain(|&f| !p.frames.raw(f).starts_with(b"(anonymous namespace)"));
         *changed |= path.len() != len;
@@ -803,18 +807,26 @@ fn context_perf_scripts_agree_with_each_other() {
             format!("perf-{run}.script-tod-nodso.txt.gz")
         };
         let nodso = load(&nodso_name);
-        // Events whose call chain is empty are counted in a note, not as samples.
-        let skipped: usize = nodso
+        // Every event is a sample, those without a call chain too (under
+        // `[no stack recorded]`, which the note counts), as perf report counts them.
+        assert_eq!(nodso.samples.len(), all_samples, "{nodso_name}");
+        let noted: usize = nodso
             .notes
             .iter()
-            .find_map(|n| n.strip_suffix(" events without a call chain were skipped"))
+            .find_map(|n| {
+                n.strip_suffix(" events without a call chain: counted under [no stack recorded]")
+            })
             .map_or(0, |n| n.parse().expect("a count"));
-        assert_eq!(
-            nodso.samples.len() + skipped,
-            all_samples,
-            "{nodso_name}: {:?}",
-            nodso.notes
-        );
+        let stackless = (0..nodso.samples.len())
+            .filter(|&i| {
+                nodso
+                    .samples
+                    .stack_of(i)
+                    .is_some_and(|s| nodso.frames.raw(nodso.stacks.frame(s)) == NO_STACK.as_bytes())
+            })
+            .count();
+        assert!(noted > 0, "{nodso_name}: the corpus has stackless events");
+        assert_eq!(stackless, noted, "{nodso_name}");
         let some = load(&format!("perf-{run}.script-xz-fio-swapper.txt.gz"));
         let (all, part) = (samples_per_comm(&nodso), samples_per_comm(&some));
         assert!(!part.is_empty());

@@ -33,6 +33,8 @@ mod lines;
 mod names;
 mod samples;
 
+pub use self::samples::NO_STACK;
+
 use std::collections::HashMap;
 use std::io::Read;
 

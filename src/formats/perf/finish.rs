@@ -109,7 +109,7 @@ impl Parser {
         }
         if self.stackless > 0 {
             p.notes.push(format!(
-                "{} events without a call chain were skipped",
+                "{} events without a call chain: counted under [no stack recorded]",
                 self.stackless
             ));
         }

@@ -3,6 +3,9 @@
 
 use memchr::{memchr, memchr_iter, memchr2, memrchr};
 
+/// The frame of an event that recorded no call chain.
+pub const NO_STACK: &str = "[no stack recorded]";
+
 use super::lines::{
     EventLine, FrameLine, event_base, is_header_rule, is_kernel_address, is_ws, parse_event_line,
     parse_seconds_ns, split_frame, split_frame_without_dso, split_srcline, trim, trim_end,
@@ -341,9 +344,12 @@ impl Parser {
         }
         self.in_event = false;
         if self.frames.is_empty() {
-            // inferno counts no stack for an event without frames.
+            // An event without a call chain is CPU time too (perf report counts
+            // it): kept under its comm, in a frame that says what is missing.
+            // inferno leaves such events out.
             self.stackless += 1;
-            return;
+            let id = self.profile.frames.intern(NO_STACK.as_bytes());
+            self.frames.push(id);
         }
         let stack = self.build_stack();
         let cur = self.cur;
