@@ -422,3 +422,15 @@ fn matches_the_golden_files() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn folded_lines_with_an_empty_stack_are_counted() {
+    // py-spy writes ` 8` for samples taken outside any Python frame.
+    let p = common::load_bytes(b"main;work 3\n 8\n");
+    assert_eq!(p.samples.len(), 2);
+    assert_eq!(p.total(0), 11);
+    let tree = common::default_tree(&p);
+    let table = common::top_table(&p, &tree);
+    assert_eq!(table.total, 11);
+    assert_eq!(table.no_frames, 8);
+}

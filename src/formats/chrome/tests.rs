@@ -297,3 +297,15 @@ fn probes_tell_the_json_formats_apart() {
         assert_eq!(probe_trace(other, true), Some(false));
     }
 }
+
+#[test]
+fn samples_on_the_root_node_are_counted() {
+    let nodes = [node(1, "(root)", &[2]), node(2, "main", &[])].join(",");
+    let p = cpu(&format!(
+        r#"{{"nodes": [{nodes}], "startTime": 0, "endTime": 100, "samples": [2, 1, 2], "timeDeltas": [10, 10, 10]}}"#
+    ));
+    // Three samples, whatever their stack: the one on the root counts too.
+    assert_eq!(p.samples.len(), 3, "{:?}", folded(&p));
+    let total: i64 = p.total(0);
+    assert_eq!(total, 20, "{:?}", folded(&p));
+}

@@ -484,3 +484,20 @@ fn never_panics_on_mutated_or_cut_profiles() {
         let _ = load(&bytes);
     }
 }
+
+#[test]
+fn samples_without_locations_are_counted() {
+    let mut b = Build::new(&[("samples", "count"), ("cpu", "nanoseconds")]);
+    let main = b.frame("main");
+    b.sample(&[main], &[3, 30]);
+    b.sample(&[], &[2, 20]);
+    let p = load(&b.bytes()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.samples.len(), 2);
+    assert_eq!(p.samples.stack_of(1), None);
+    assert_eq!(
+        p.total(0),
+        5,
+        "every sample counts, with or without a stack"
+    );
+    assert_eq!(p.total(1), 50);
+}

@@ -153,3 +153,14 @@ fn probe_wants_the_schema() {
     assert_eq!(probe(b"a;b 1\n", true), Some(false));
     assert_eq!(probe(b"\x0a\x04\x08\x01\x10\x02", true), Some(false));
 }
+
+#[test]
+fn samples_with_an_empty_stack_are_counted() {
+    let p = load(&format!(
+        r#"{{"$schema": "https://www.speedscope.app/file-format-schema.json", {FRAMES},
+            "profiles": [{{"type": "sampled", "name": "one", "unit": "none", "startValue": 0, "endValue": 4,
+              "samples": [[0, 1], [], [0]], "weights": [1, 2, 1]}}]}}"#
+    ));
+    assert_eq!(folded(&p), ["<none> 2", "a 1", "a;b 1"]);
+    assert_eq!(p.total(0), 4);
+}
