@@ -159,24 +159,35 @@ fn transforms(app: &App) -> anyhow::Result<()> {
         ),
     ];
     for (name, t) in cases {
-        let mut times = Vec::new();
+        let (mut times, mut steps) = (Vec::new(), Vec::new());
         for _ in 0..3 {
             let start = Instant::now();
             let shown = ember::model::apply(p, &t)?;
+            steps.push(start.elapsed());
             let tree = CallTree::build(&shown, tree.options.clone());
             std::hint::black_box(&tree);
             times.push(start.elapsed());
         }
-        println!("  transform {name:<14} median {}", ms(median(times)));
+        println!(
+            "  transform {name:<14} median {} (transform alone {})",
+            ms(median(times)),
+            ms(median(steps))
+        );
     }
-    let mut times = Vec::new();
+    let (mut times, mut steps, mut size) = (Vec::new(), Vec::new(), 0);
     for _ in 0..3 {
         let start = Instant::now();
         let inv = ember::model::invert::invert(p);
+        steps.push(start.elapsed());
+        size = inv.stacks.len();
         let tree = CallTree::build(&inv, tree.options.clone());
         std::hint::black_box(&tree);
         times.push(start.elapsed());
     }
-    println!("  inverted view    median {}", ms(median(times)));
+    println!(
+        "  inverted view    median {} (inversion alone {}; {size} stacks)",
+        ms(median(times)),
+        ms(median(steps))
+    );
     Ok(())
 }

@@ -249,12 +249,14 @@ fn structural_transforms(p: &Profile) -> Vec<Transform> {
     ts
 }
 
-/// The result is a well-formed profile: prefixes before stacks, sample columns of
-/// one length, stack ids in range, frames untouched.
+/// The result is a well-formed profile: prefixes before stacks, no stack twice
+/// (duplicate siblings would split a node in two), sample columns of one length,
+/// stack ids in range, frames untouched.
 fn check_well_formed(name: &str, before: &Profile, p: &Profile) {
     for (s, &pre) in p.stacks.prefixes().iter().enumerate() {
         assert!(pre == u32::MAX || (pre as usize) < s, "{name}: stack {s}");
     }
+    assert_trie(name, p);
     let n = p.samples.len();
     assert_eq!(p.samples.values.len(), n * p.value_types.len(), "{name}");
     for col in [&p.samples.thread, &p.samples.cpu, &p.samples.labels]

@@ -2,25 +2,29 @@
 //! roots and self time gathers at the top level.
 
 use super::profile::Profile;
-use super::stacks::{StackId, StackTable};
+use super::stacks::reversed_paths;
 
 /// `profile` with every stack read leaf first. Frames are shared (cloned), so
 /// frame ids and search matches stay valid; samples keep every column.
 pub fn invert(profile: &Profile) -> Profile {
     let old = &profile.stacks;
-    let mut new = StackTable::new();
-    // Each distinct stack is reversed once; samples reuse the result.
+    // Each distinct stack with samples is reversed once; samples reuse the result.
     let mut memo: Vec<u32> = vec![u32::MAX; old.len()];
+    let mut from: Vec<u32> = Vec::new();
+    for &s in &profile.samples.stack {
+        if let Some(m) = memo.get_mut(s as usize)
+            && *m == u32::MAX
+        {
+            *m = from.len() as u32;
+            from.push(s);
+        }
+    }
+    let (new, ids) = reversed_paths(old, profile.frames.len(), &from);
     let mut samples = profile.samples.clone();
     for s in samples.stack.iter_mut() {
-        if *s == u32::MAX {
-            continue;
+        if let Some(&m) = memo.get(*s as usize) {
+            *s = ids[m as usize];
         }
-        let i = *s as usize;
-        if memo[i] == u32::MAX {
-            memo[i] = new.intern_reversed(old, StackId(*s)).0;
-        }
-        *s = memo[i];
     }
     profile.derive(new, samples)
 }

@@ -7,33 +7,14 @@
 
 use super::frames::FrameId;
 use super::profile::Profile;
-use super::stacks::{NO_PREFIX, StackId, StackTable};
+use super::stacks::{NO_PREFIX, StackId, StackTable, reversed_paths};
 
 const NONE: u32 = u32::MAX;
 
 /// Stacks through `f`, re-rooted at its outermost occurrence: the function's
 /// callees as a tree under it. Samples without `f` are left out.
 pub fn callees(profile: &Profile, f: FrameId) -> Profile {
-    let old = &profile.stacks;
-    let mut new = StackTable::new();
-    // The stack in `new` for each old stack, once an occurrence of `f` is above it.
-    let mut map = vec![NONE; old.len()];
-    for s in 0..old.len() {
-        let id = StackId(s as u32);
-        let parent = match old.prefix(id) {
-            Some(p) => map[p.0 as usize],
-            None => NONE,
-        };
-        let frame = old.frame(id);
-        map[s] = if parent != NONE {
-            new.intern(Some(StackId(parent)), frame).0
-        } else if frame == f {
-            new.intern(None, frame).0
-        } else {
-            NONE
-        };
-    }
-    remap(profile, new, &map)
+    super::transform::focus_frame(profile, f)
 }
 
 /// Stacks through `f`, reversed from its innermost occurrence up to the root:
@@ -52,20 +33,23 @@ pub fn callers(profile: &Profile, f: FrameId) -> Profile {
             NONE
         };
     }
-    let mut new = StackTable::new();
-    // Each occurrence's reversed path, built once.
-    let mut reversed = vec![NONE; old.len()];
-    let mut map = vec![NONE; old.len()];
-    for s in 0..old.len() {
-        let o = occ[s];
-        if o == NONE {
-            continue;
+    // Each occurrence's reversed path, built once for all of them.
+    let mut index = vec![NONE; old.len()];
+    let mut from: Vec<u32> = Vec::new();
+    for &o in &occ {
+        if o != NONE && index[o as usize] == NONE {
+            index[o as usize] = from.len() as u32;
+            from.push(o);
         }
-        if reversed[o as usize] == NONE {
-            reversed[o as usize] = new.intern_reversed(old, StackId(o)).0;
-        }
-        map[s] = reversed[o as usize];
     }
+    let (new, reversed) = reversed_paths(old, profile.frames.len(), &from);
+    let map: Vec<u32> = occ
+        .iter()
+        .map(|&o| match o {
+            NONE => NONE,
+            o => reversed[index[o as usize] as usize],
+        })
+        .collect();
     remap(profile, new, &map)
 }
 

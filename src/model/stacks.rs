@@ -88,30 +88,6 @@ impl StackTable {
         StackId(id)
     }
 
-    /// Interns `from`'s path in `old` read leaf first (`from`'s frame becomes a
-    /// root here), and returns the stack of its last frame (`old`'s root frame).
-    /// Below a stack just added nothing can exist yet, so the rest of the path is
-    /// appended without a lookup. What inversion and a callers tree are made of.
-    pub fn intern_reversed(&mut self, old: &StackTable, from: StackId) -> StackId {
-        let mut cur = Some(from);
-        let mut leaf: Option<StackId> = None;
-        let mut fresh = false;
-        while let Some(c) = cur {
-            let frame = old.frame(c);
-            leaf = Some(if fresh {
-                self.push_unique(leaf, frame)
-            } else {
-                let before = self.len();
-                let id = self.intern(leaf, frame);
-                fresh = self.len() > before;
-                id
-            });
-            cur = old.prefix(c);
-        }
-        // `from` has at least its own frame, so the loop ran.
-        leaf.unwrap_or(from)
-    }
-
     /// Appends the stack `prefix` + `frame`, which the caller guarantees is not in
     /// the table yet (a walk that meets every (prefix, frame) pair once, such as
     /// pprof's radix walk). Breaking the guarantee makes duplicate siblings, not
@@ -198,6 +174,126 @@ impl StackTable {
             + self.frame.capacity() * 4
             + self.index.as_ref().map_or(0, |i| i.capacity() * 5)
     }
+}
+
+/// Reverses stacks in bulk: for each `from[i]`, its path in `old` read leaf first
+/// (`from[i]`'s own frame becomes a root), interned in a new table. Returns the
+/// table and the new stack of each `from[i]`. `nframes` bounds the frame ids.
+///
+/// What inversion and a callers tree are made of. The work goes level by level
+/// (breadth first) instead of stack by stack: every path still being reversed is
+/// a cursor (where it is in `old`, the new stack it has reached), cursors under one
+/// new parent sit together, and within that group a child is found by its frame
+/// in an array stamped per group, so there is no hash table at all. Each step
+/// reads `old` at an independent place, which the CPU overlaps; the stack-by-stack
+/// walk waited on one hash probe after another. O(sum of path lengths + frames).
+/// The new table comes out breadth first: a parent's children have adjacent ids.
+pub fn reversed_paths(old: &StackTable, nframes: usize, from: &[u32]) -> (StackTable, Vec<u32>) {
+    #[derive(Clone, Copy)]
+    struct Cursor {
+        /// Where the path is in `old`.
+        pos: u32,
+        /// Index into `from`.
+        origin: u32,
+        /// The new stack reached so far (`NO_PREFIX` before the first step).
+        parent: u32,
+    }
+    // (frame, prefix) side by side: each step then costs one cache miss, not two.
+    let links: Vec<(FrameId, u32)> = old
+        .frame
+        .iter()
+        .copied()
+        .zip(old.prefix.iter().copied())
+        .collect();
+    let mut new = StackTable::new();
+    let mut out = vec![NO_PREFIX; from.len()];
+    let mut stamp = vec![u32::MAX; nframes];
+    let mut slot = vec![0u32; nframes];
+    let mut group = 0u32;
+    let mut cur: Vec<Cursor> = from
+        .iter()
+        .enumerate()
+        .map(|(i, &pos)| Cursor {
+            pos,
+            origin: i as u32,
+            parent: NO_PREFIX,
+        })
+        .collect();
+    let mut next: Vec<Cursor> = Vec::with_capacity(cur.len());
+    // Per cursor of the level: its new stack, and where its path goes next in `old`.
+    let mut step: Vec<(u32, u32)> = Vec::with_capacity(cur.len());
+    let mut counts: Vec<u32> = Vec::new();
+    let mut gathered: Vec<(FrameId, u32)> = Vec::with_capacity(cur.len());
+    while !cur.is_empty() {
+        let base = new.len() as u32;
+        // Gather first, in a loop of its own: its loads are independent cache
+        // misses, and a short loop body lets the CPU keep many in flight.
+        gathered.clear();
+        gathered.extend(cur.iter().map(|c| links[c.pos as usize]));
+        step.clear();
+        let mut i = 0;
+        while i < cur.len() {
+            let p = cur[i].parent;
+            group = group.wrapping_add(1);
+            if group == u32::MAX {
+                // Stamps of an earlier group could collide: start afresh.
+                stamp.fill(u32::MAX);
+                group = 0;
+            }
+            while i < cur.len() && cur[i].parent == p {
+                let (f, up) = gathered[i];
+                let fi = f.0 as usize;
+                let id = if stamp.get(fi) == Some(&group) {
+                    slot[fi]
+                } else {
+                    let id = new.push_new(p, f);
+                    if fi < stamp.len() {
+                        stamp[fi] = group;
+                        slot[fi] = id;
+                    }
+                    id
+                };
+                step.push((id, up));
+                i += 1;
+            }
+        }
+        // The cursors that go on, grouped by their new stack (a counting sort:
+        // this level's stacks have ids base..new.len()).
+        counts.clear();
+        counts.resize(new.len() - base as usize + 1, 0);
+        for (c, &(id, up)) in cur.iter().zip(&step) {
+            if up == NO_PREFIX {
+                out[c.origin as usize] = id;
+            } else {
+                counts[(id - base) as usize + 1] += 1;
+            }
+        }
+        for k in 1..counts.len() {
+            counts[k] += counts[k - 1];
+        }
+        next.clear();
+        next.resize(
+            counts.last().copied().unwrap_or(0) as usize,
+            Cursor {
+                pos: 0,
+                origin: 0,
+                parent: 0,
+            },
+        );
+        for (c, &(id, up)) in cur.iter().zip(&step) {
+            if up != NO_PREFIX {
+                let k = &mut counts[(id - base) as usize];
+                next[*k as usize] = Cursor {
+                    pos: up,
+                    origin: c.origin,
+                    parent: id,
+                };
+                *k += 1;
+            }
+        }
+        std::mem::swap(&mut cur, &mut next);
+    }
+    (new, out)
 }
 
 /// Builds a [`StackTable`] fast from stacks that arrive mostly in sorted order, as

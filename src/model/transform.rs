@@ -155,6 +155,16 @@ pub fn apply(profile: &Profile, t: &Transform) -> Result<Profile, TransformError
     Ok(finish(profile, remap))
 }
 
+/// A focus on one frame (by id, not by pattern): the stacks through `f`,
+/// re-rooted at its outermost occurrence. The callees pane of a sandwich.
+pub fn focus_frame(profile: &Profile, f: FrameId) -> Profile {
+    let mut hit = vec![false; profile.frames.len()];
+    if let Some(h) = hit.get_mut(f.0 as usize) {
+        *h = true;
+    }
+    finish(profile, focus(&profile.stacks, &hit))
+}
+
 /// Applies `transforms` in order. No transforms gives a copy of `profile`.
 pub fn apply_all(profile: &Profile, transforms: &[Transform]) -> Result<Profile, TransformError> {
     let Some((first, rest)) = transforms.split_first() else {
@@ -207,6 +217,15 @@ enum Slot {
 }
 
 /// The old-to-new stack mapping being built.
+///
+/// Most new stacks are the image of one old stack, and then their children are
+/// new too: old (prefix, frame) pairs are distinct, so they are appended with no
+/// lookup. Only a new stack that several old stacks map to (a merged caller, a
+/// focus root, a collapsed recursion) can receive the same frame twice; it is
+/// marked `shared`, its children so far are entered in `shared_children`, and
+/// frames arriving under it are looked up there. A drop or a minimum width
+/// never shares, and a merge shares only the callers of what it merges, so
+/// transforms cost about one sequential pass instead of a hash probe per stack.
 struct Remap<'a> {
     old: &'a StackTable,
     new: StackTable,
@@ -214,7 +233,18 @@ struct Remap<'a> {
     slots: Vec<Slot>,
     /// The slot of the empty stack, and the caller slot of root frames.
     root: Slot,
+    /// Per new stack: several old stacks map to it.
+    shared: Vec<bool>,
+    /// Per new stack: its first child and its next sibling (`NONE`), so that a
+    /// stack's children can be listed when it becomes shared.
+    first_child: Vec<u32>,
+    next_sibling: Vec<u32>,
+    /// (new prefix or `NO_PREFIX`, frame) -> new stack, for children of shared
+    /// stacks and for root frames.
+    shared_children: hashbrown::HashMap<(u32, FrameId), u32, foldhash::fast::FixedState>,
 }
+
+const NONE: u32 = u32::MAX;
 
 impl<'a> Remap<'a> {
     fn new(old: &'a StackTable, root: Slot) -> Self {
@@ -223,6 +253,10 @@ impl<'a> Remap<'a> {
             new: StackTable::new(),
             slots: Vec::with_capacity(old.len()),
             root,
+            shared: Vec::with_capacity(old.len()),
+            first_child: Vec::with_capacity(old.len()),
+            next_sibling: Vec::with_capacity(old.len()),
+            shared_children: hashbrown::HashMap::default(),
         }
     }
 
@@ -239,19 +273,67 @@ impl<'a> Remap<'a> {
     #[inline]
     fn push(&mut self, caller: Slot, frame: FrameId) -> Slot {
         match caller {
-            Slot::To(p) => Slot::To(self.new.intern(Some(p), frame)),
-            Slot::Empty => Slot::To(self.new.intern(None, frame)),
+            Slot::To(p) => Slot::To(self.child(p.0, frame)),
+            Slot::Empty => Slot::To(self.child(NO_PREFIX, frame)),
             Slot::Dropped | Slot::Outside => caller,
         }
     }
 
+    /// The new stack `frame` under new stack `p` (`NO_PREFIX`: a root), added
+    /// if new; one that already existed becomes shared.
+    #[inline]
+    fn child(&mut self, p: u32, frame: FrameId) -> StackId {
+        if p == NO_PREFIX || self.shared[p as usize] {
+            if let Some(&id) = self.shared_children.get(&(p, frame)) {
+                self.share(StackId(id));
+                return StackId(id);
+            }
+            let id = self.append(p, frame);
+            self.shared_children.insert((p, frame), id);
+            return StackId(id);
+        }
+        StackId(self.append(p, frame))
+    }
+
+    fn append(&mut self, p: u32, frame: FrameId) -> u32 {
+        let prefix = (p != NO_PREFIX).then_some(StackId(p));
+        let id = self.new.push_unique(prefix, frame).0;
+        self.shared.push(false);
+        self.first_child.push(NONE);
+        if p == NO_PREFIX {
+            self.next_sibling.push(NONE);
+        } else {
+            self.next_sibling.push(self.first_child[p as usize]);
+            self.first_child[p as usize] = id;
+        }
+        id
+    }
+
+    /// Marks new stack `s` as the image of more than one old stack.
+    fn share(&mut self, s: StackId) {
+        let i = s.0 as usize;
+        if self.shared[i] {
+            return;
+        }
+        self.shared[i] = true;
+        let mut c = self.first_child[i];
+        while c != NONE {
+            self.shared_children
+                .insert((s.0, self.new.frame(StackId(c))), c);
+            c = self.next_sibling[c as usize];
+        }
+    }
+
     /// Decides every old stack in ascending id order with `decide(remap, stack,
-    /// frame, caller slot)`.
+    /// frame, caller slot)`. A stack that is given its caller's slot shares it.
     fn run(mut self, mut decide: impl FnMut(&mut Self, usize, FrameId, Slot) -> Slot) -> Self {
         let old = self.old;
         for (s, &f) in old.frames().iter().enumerate() {
             let caller = self.caller(s);
             let slot = decide(&mut self, s, f, caller);
+            if let (Slot::To(p), true) = (slot, slot == caller) {
+                self.share(p);
+            }
             self.slots.push(slot);
         }
         self
@@ -318,7 +400,6 @@ fn collapse_direct(old: &StackTable) -> Remap<'_> {
 /// position in it; every change is undone on leaving the node, so each stack costs
 /// O(1).
 fn collapse_indirect(old: &StackTable, nframes: usize) -> Remap<'_> {
-    const NONE: u32 = u32::MAX;
     let n = old.len();
     let prefixes = old.prefixes();
     let frames = old.frames();
@@ -390,6 +471,7 @@ fn collapse_indirect(old: &StackTable, nframes: usize) -> Remap<'_> {
         if at != NONE && d < len && path[d] == at {
             // Re-entered: return to the open occurrence.
             remap.slots[s] = Slot::To(StackId(at));
+            remap.share(StackId(at));
             todo.push(Step::Leave {
                 len,
                 entry: None,
@@ -397,8 +479,8 @@ fn collapse_indirect(old: &StackTable, nframes: usize) -> Remap<'_> {
             });
             len = d + 1;
         } else {
-            let caller = len.checked_sub(1).map(|i| StackId(path[i]));
-            let id = remap.new.intern(caller, f);
+            let caller = len.checked_sub(1).map_or(NO_PREFIX, |i| path[i]);
+            let id = remap.child(caller, f);
             remap.slots[s] = Slot::To(id);
             let entry = if len < path.len() {
                 let was = path[len];

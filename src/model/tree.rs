@@ -363,28 +363,28 @@ impl CallTree {
 fn child_lists(profile: &Profile, self_w: &[i64]) -> (Vec<u32>, Vec<u32>) {
     let n = self_w.len();
     let prefixes = profile.stacks.prefixes();
+    // One pass, children before parents: a node is live when it or a callee
+    // has weight, and each live node is counted at its parent.
     let mut live: Vec<bool> = self_w.iter().map(|&w| w != 0).collect();
+    let mut child_start = vec![0u32; n + 1];
     for s in (0..prefixes.len()).rev() {
         if live[s + 1] {
-            live[parent_index(prefixes[s])] = true;
+            let p = parent_index(prefixes[s]);
+            live[p] = true;
+            child_start[p] += 1;
         }
     }
-    let mut child_start = vec![0u32; n + 1];
-    for s in 0..prefixes.len() {
-        if live[s + 1] {
-            child_start[parent_index(prefixes[s]) + 1] += 1;
-        }
-    }
+    // Running sums make child_start[p] the end of p's children; filling from
+    // the back moves it down to their start (so no second cursor array).
     for i in 1..=n {
         child_start[i] += child_start[i - 1];
     }
-    let mut fill = child_start.clone();
     let mut children = vec![0u32; child_start[n] as usize];
-    for s in 0..prefixes.len() {
+    for s in (0..prefixes.len()).rev() {
         if live[s + 1] {
             let p = parent_index(prefixes[s]);
-            children[fill[p] as usize] = s as u32 + 1;
-            fill[p] += 1;
+            child_start[p] -= 1;
+            children[child_start[p] as usize] = s as u32 + 1;
         }
     }
     (child_start, children)
