@@ -124,7 +124,7 @@ fn redraw(profile: ember::model::Profile, tree: CallTree) -> anyhow::Result<()> 
         times.push(t.elapsed());
         app.update(Action::Unzoom);
     }
-    println!("  sandwich (c)     median {}", ms(median(times)));
+    println!("  sandwich (c, job) median {}", ms(median(times)));
     transforms(&app)
 }
 

@@ -188,3 +188,67 @@ fn an_inverted_view_asked_for_during_a_transform_still_comes() {
     );
     assert!(rx.try_recv().is_err());
 }
+
+#[test]
+fn callers_and_callees_open_off_the_ui_thread() {
+    let (mut app, rx) = app();
+    app.update(Action::ToggleView); // table
+    app.update(Action::ToggleView); // inverted
+    app.job_done(finished(&rx));
+    assert!(loaded(&app).inverted);
+    // In the bottom-up view, select the root alloc and ask for its sandwich.
+    let alloc = {
+        let l = loaded(&app);
+        l.tree
+            .child_ids(NodeId::ROOT)
+            .find(|&n| {
+                let f = l.tree.frame(&l.profile, n).expect("frame");
+                l.profile.frames.name(f) == "alloc"
+            })
+            .expect("alloc root")
+    };
+    {
+        let l = loaded_mut(&mut app);
+        l.flame.select(&l.tree, &l.profile, alloc);
+    }
+    app.update(Action::Sandwich);
+    // Nothing replaced yet: the inverted view stays, the header says why.
+    assert_eq!(app.view, View::Inverted);
+    assert!(loaded(&app).sandwich.is_none());
+    assert_eq!(app.busy.as_deref(), Some("finding the callers and callees"));
+    app.job_done(finished(&rx));
+    assert!(app.busy.is_none());
+    assert_eq!(app.view, View::Sandwich);
+    let l = loaded(&app);
+    let sw = l.sandwich.as_deref().expect("sandwich");
+    assert_eq!(l.profile.frames.name(sw.function), "alloc");
+    // From the top-down profile: alloc is reached through 8 samples of 14, and
+    // its callers are parse (5) and render (3).
+    assert_eq!((sw.through, sw.all), (8, 14));
+    assert!(!l.inverted);
+    let home = sw.callers.home;
+    let callers: Vec<i64> = sw
+        .callers
+        .tree
+        .child_ids(home)
+        .map(|n| sw.callers.tree.total(n))
+        .collect();
+    assert_eq!(callers, [5, 3]);
+    // Esc goes back to the view it was opened from.
+    app.update(Action::Unzoom);
+    assert_eq!(app.view, View::Inverted);
+}
+
+#[test]
+fn a_sandwich_for_a_view_that_changed_is_dropped() {
+    let (mut app, rx) = app();
+    select(&mut app, &["main", "hash"]);
+    app.update(Action::Sandwich);
+    // The profile is replaced (a reload) before the job is done.
+    let l = loaded_mut(&mut app);
+    let tree = default_tree(&l.profile);
+    *l = Loaded::new(l.profile.clone(), tree, Orientation::Icicle, Duration::ZERO);
+    app.job_done(finished(&rx));
+    assert_eq!(app.view, View::Flame);
+    assert!(loaded(&app).sandwich.is_none());
+}

@@ -497,7 +497,7 @@ impl App {
                 let p = sw.pane_mut();
                 (&p.profile, &mut p.tree, &mut p.flame)
             }
-            None => (&l.profile, &mut l.tree, &mut l.flame),
+            None => (&*l.profile, &mut l.tree, &mut l.flame),
         };
         match kind {
             MouseEventKind::Down(MouseButton::Left) => {

@@ -1,4 +1,5 @@
-//! Work too slow for a keypress (transforms, the inverted view) runs on a job
+//! Work too slow for a keypress (transforms, the inverted view, the callers and
+//! callees of a function) runs on a job
 //! thread. The App sends a [`Job`] with a copy of its input and keeps answering
 //! keys; the [`Done`] comes back through the event loop and is installed only if
 //! the view it was made for is still the one on screen (`Loaded::id`).
@@ -6,27 +7,38 @@
 //! Without a job thread (tests, benchmarks) the App runs the same job inline and
 //! installs it the same way, so there is one code path for the result.
 
+use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};
 
 use super::Msg;
 use super::app::{App, Loaded, Phase, View};
 use super::flame_state::FlameState;
 use super::keymap::Action;
-use crate::model::{CallTree, Profile, Transform, TransformError, TreeOptions};
+use super::sandwich::Sandwich;
+use crate::model::{CallTree, FrameId, Profile, Transform, TransformError, TreeOptions};
 
 pub enum Job {
     /// The bottom-up profile and its tree.
     Invert {
         id: u64,
-        profile: Profile,
+        profile: Arc<Profile>,
         options: TreeOptions,
+    },
+    /// The callers and callees of `function` in the top-down `profile`.
+    Sandwich {
+        id: u64,
+        profile: Arc<Profile>,
+        options: TreeOptions,
+        function: FrameId,
+        /// What "% of all" divides by.
+        all: i64,
     },
     /// `input` with `apply` applied becomes the view, with `all` as its
     /// transform list (`input` is the current view for one more transform, the
     /// untransformed profile to undo or replace some).
     Transform {
         id: u64,
-        input: Profile,
+        input: Arc<Profile>,
         apply: Vec<Transform>,
         all: Vec<Transform>,
         options: TreeOptions,
@@ -38,13 +50,17 @@ pub enum Job {
 pub enum Done {
     Inverted {
         id: u64,
-        profile: Profile,
+        profile: Arc<Profile>,
         tree: CallTree,
+    },
+    Sandwich {
+        id: u64,
+        sandwich: Box<Sandwich>,
     },
     Transformed {
         id: u64,
         all: Vec<Transform>,
-        result: Result<(Profile, CallTree), TransformError>,
+        result: Result<(Arc<Profile>, CallTree), TransformError>,
     },
 }
 
@@ -53,6 +69,7 @@ impl Job {
     pub fn label(&self) -> String {
         match self {
             Job::Invert { .. } => "building the inverted view".into(),
+            Job::Sandwich { .. } => "finding the callers and callees".into(),
             Job::Transform { label, .. } => label.clone(),
         }
     }
@@ -66,10 +83,20 @@ pub fn run(job: Job) -> Done {
             profile,
             options,
         } => {
-            let profile = crate::model::invert::invert(&profile);
+            let profile = Arc::new(crate::model::invert::invert(&profile));
             let tree = CallTree::build(&profile, options);
             Done::Inverted { id, profile, tree }
         }
+        Job::Sandwich {
+            id,
+            profile,
+            options,
+            function,
+            all,
+        } => Done::Sandwich {
+            id,
+            sandwich: Box::new(Sandwich::build(&profile, &options, function, all)),
+        },
         Job::Transform {
             id,
             input,
@@ -81,7 +108,7 @@ pub fn run(job: Job) -> Done {
             let result = if apply.is_empty() {
                 Ok(input)
             } else {
-                crate::model::apply_all(&input, &apply)
+                crate::model::apply_all(&input, &apply).map(Arc::new)
             };
             let result = result.map(|shown| {
                 let options = TreeOptions {
@@ -192,6 +219,26 @@ impl Loaded {
         })
     }
 
+    /// The callers and callees of `function`, from the top-down profile (also
+    /// when the inverted view is on screen: frames are shared, so the id holds).
+    pub fn job_sandwich(&self, function: FrameId) -> Job {
+        let profile = match (&self.alt, self.inverted) {
+            (Some(alt), true) => alt.0.clone(),
+            _ => self.profile.clone(),
+        };
+        let options = match (&self.alt, self.inverted) {
+            (Some(alt), true) => alt.1.options.clone(),
+            _ => self.tree.options.clone(),
+        };
+        Job::Sandwich {
+            id: self.id,
+            profile,
+            options,
+            function,
+            all: self.tree.total(crate::model::NodeId::ROOT),
+        }
+    }
+
     /// Puts a finished job's result in place, keeping the user's place. False
     /// when the view has changed since the job was asked for (the result is
     /// then stale and dropped).
@@ -203,6 +250,15 @@ impl Loaded {
                 }
                 let flame = FlameState::new(self.flame.orientation);
                 self.alt = Some(Box::new((profile, tree, flame)));
+                true
+            }
+            Done::Sandwich { id, sandwich } => {
+                if id != self.id {
+                    return false;
+                }
+                self.set_inverted(false);
+                self.sandwich = Some(sandwich);
+                self.transform_error = None;
                 true
             }
             Done::Transformed { id, all, result } => {
@@ -306,7 +362,7 @@ impl App {
                 let label = job.label();
                 let all = match &job {
                     Job::Transform { all, .. } => Some(all.clone()),
-                    Job::Invert { .. } => None,
+                    Job::Invert { .. } | Job::Sandwich { .. } => None,
                 };
                 if tx.send(job).is_ok() {
                     if all.is_some() {
@@ -332,13 +388,20 @@ impl App {
             return;
         };
         let inverted = matches!(done, Done::Inverted { .. });
+        let sandwich = matches!(done, Done::Sandwich { .. });
         let transformed = match &done {
             Done::Transformed { all, .. } => Some(all.clone()),
-            Done::Inverted { .. } => None,
+            Done::Inverted { .. } | Done::Sandwich { .. } => None,
         };
         let installed = l.install(done);
         if installed && inverted && self.view == View::Inverted {
             l.set_inverted(true);
+        }
+        if installed && sandwich {
+            if self.view != View::Sandwich {
+                self.return_view = self.view;
+            }
+            self.view = View::Sandwich;
         }
         if let Some(all) = transformed {
             self.wanted_transforms = None;

@@ -2,6 +2,7 @@
 //! state, the transforms with the untransformed base, the inverted view kept
 //! aside, an open sandwich.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::flame_state::{FlameState, Orientation};
@@ -11,14 +12,15 @@ use crate::model::{CallTree, NodeId, Profile, Transform, TransformError, TreeOpt
 
 /// A profile ready to explore.
 pub struct Loaded {
-    /// The profile on screen: `base` with `transforms` applied.
-    pub profile: Profile,
+    /// The profile on screen: `base` with `transforms` applied. Shared, so a
+    /// job thread gets it without a copy.
+    pub profile: Arc<Profile>,
     pub tree: CallTree,
     pub flame: FlameState,
     pub table: TableState,
     pub load_time: Duration,
     /// The profile as loaded, kept while transforms are active (for undo).
-    pub base: Option<Profile>,
+    pub base: Option<Arc<Profile>>,
     /// Transforms applied to `base`, oldest first.
     pub transforms: Vec<Transform>,
     /// The last transform that failed (a bad pattern), for the status line.
@@ -26,7 +28,7 @@ pub struct Loaded {
     /// Whether `profile`, `tree` and `flame` hold the inverted (bottom-up) view;
     /// `alt` then holds the top-down ones, and the other way round.
     pub inverted: bool,
-    pub(super) alt: Option<Box<(Profile, CallTree, FlameState)>>,
+    pub(super) alt: Option<Box<(Arc<Profile>, CallTree, FlameState)>>,
     /// Changes whenever the profile or tree does: a job's result is installed
     /// only into the view it was made for.
     pub id: u64,
@@ -49,13 +51,13 @@ pub struct Shown<'a> {
 
 impl Loaded {
     pub fn new(
-        profile: Profile,
+        profile: impl Into<Arc<Profile>>,
         tree: CallTree,
         orientation: Orientation,
         load_time: Duration,
     ) -> Loaded {
         Loaded {
-            profile,
+            profile: profile.into(),
             tree,
             flame: FlameState::new(orientation),
             table: TableState::new(),
@@ -104,7 +106,7 @@ impl Loaded {
             let inv = crate::model::invert::invert(&self.profile);
             let tree = CallTree::build(&inv, self.tree.options.clone());
             let flame = FlameState::new(self.flame.orientation);
-            Box::new((inv, tree, flame))
+            Box::new((Arc::new(inv), tree, flame))
         });
         let (profile, tree, mut flame) = *alt;
         flame.orientation = self.flame.orientation;
@@ -128,7 +130,7 @@ impl Loaded {
     pub fn apply_transforms(&mut self, transforms: Vec<Transform>) -> Result<(), TransformError> {
         if !transforms.is_empty() {
             let shown = crate::model::apply_all(&self.profile, &transforms)?;
-            self.base = Some(std::mem::replace(&mut self.profile, shown));
+            self.base = Some(std::mem::replace(&mut self.profile, Arc::new(shown)));
             self.transforms = transforms;
             self.rebuild(None);
         }
