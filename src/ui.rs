@@ -411,6 +411,8 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> R
         // Live, wake each second so "+N samples 3 s ago" stays true.
         let timeout = match app.phase {
             Phase::Loading { .. } => Duration::from_millis(50),
+            // A job under way: its seconds tick in the header.
+            Phase::Ready(_) if app.busy.is_some() => Duration::from_millis(500),
             Phase::Ready(_) if app.live.is_some() => Duration::from_secs(1),
             Phase::Ready(_) => Duration::from_secs(3600),
         };
@@ -419,7 +421,9 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> R
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => return Ok(Exit::Quit),
         };
-        if matches!(app.phase, Phase::Loading { .. }) || app.live.is_some() && first.is_none() {
+        if matches!(app.phase, Phase::Loading { .. })
+            || (app.live.is_some() || app.busy.is_some()) && first.is_none()
+        {
             app.dirty = true;
         }
         // Handle everything pending before drawing again.

@@ -252,3 +252,24 @@ fn a_sandwich_for_a_view_that_changed_is_dropped() {
     assert_eq!(app.view, View::Flame);
     assert!(loaded(&app).sandwich.is_none());
 }
+
+#[test]
+fn the_header_counts_the_seconds_of_a_long_job() {
+    let (mut app, rx) = app();
+    app.update(Action::ToggleView);
+    app.update(Action::ToggleView); // the inverted view is asked for
+    assert_eq!(
+        app.busy_text().as_deref(),
+        Some("building the inverted view")
+    );
+    // As if it had been running for a while.
+    app.busy_since = app
+        .busy_since
+        .and_then(|t| t.checked_sub(Duration::from_secs(3)));
+    assert_eq!(
+        app.busy_text().as_deref(),
+        Some("building the inverted view (3 s)")
+    );
+    app.job_done(finished(&rx));
+    assert_eq!(app.busy_text(), None);
+}

@@ -68,6 +68,8 @@ pub struct App {
     pub jobs: Option<Sender<Job>>,
     /// What the job thread is doing, for the header.
     pub busy: Option<String>,
+    /// When the job now running was asked for.
+    pub busy_since: Option<std::time::Instant>,
     /// Jobs sent and not back yet.
     pub(super) pending_jobs: usize,
     /// The transforms a running job will bring (what a reload must have).
@@ -80,6 +82,16 @@ pub struct App {
 const DOUBLE_CLICK: Duration = Duration::from_millis(400);
 
 impl App {
+    /// The header's word on the job under way, with its time once it has
+    /// taken a second: "building the inverted view (3 s)" says it is moving.
+    pub fn busy_text(&self) -> Option<String> {
+        let busy = self.busy.as_deref()?;
+        match self.busy_since.map(|t| t.elapsed().as_secs()) {
+            Some(s) if s >= 1 => Some(format!("{busy} ({s} s)")),
+            _ => Some(busy.to_string()),
+        }
+    }
+
     pub fn new(
         source_name: String,
         keymap: Keymap,
@@ -104,6 +116,7 @@ impl App {
             live: None,
             jobs: None,
             busy: None,
+            busy_since: None,
             pending_jobs: 0,
             wanted_transforms: None,
             diff: super::diff::DiffView::default(),

@@ -369,6 +369,7 @@ impl App {
                         self.wanted_transforms = all;
                     }
                     self.busy = Some(label);
+                    self.busy_since = Some(std::time::Instant::now());
                     self.pending_jobs += 1;
                 }
             }
@@ -381,6 +382,7 @@ impl App {
         self.pending_jobs = self.pending_jobs.saturating_sub(1);
         if self.pending_jobs == 0 {
             self.busy = None;
+            self.busy_since = None;
         }
         self.dirty = true;
         self.search.coverage_zoom = None;

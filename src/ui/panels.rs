@@ -52,6 +52,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         .keymap
         .key_for(Action::Help)
         .unwrap_or_else(|| "?".into());
+    let busy = app.busy_text();
     match &mut app.phase {
         super::app::Phase::Loading { progress, started } => {
             let waiting = app.live.as_ref().and_then(|l| l.status.problem.as_deref());
@@ -74,7 +75,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
                 view: app.view,
                 show_detail: app.show_detail,
                 live: app.live.as_ref(),
-                busy: app.busy.as_deref(),
+                busy: busy.as_deref(),
                 diff: &app.diff,
             };
             draw_loaded(frame, area, loaded, &cx);
