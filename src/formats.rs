@@ -246,6 +246,18 @@ pub struct LoadOptions {
     pub thread_roots: bool,
 }
 
+impl LoadOptions {
+    /// Whether [`finish_profile`] leaves a profile as it is (apart from
+    /// refusing one without samples): then a parser's profile can be shown
+    /// as it stands, shared rather than copied.
+    pub fn keeps_profile(&self) -> bool {
+        self.sample_type.is_none()
+            && self.only_thread.is_none()
+            && !self.process_roots
+            && !self.thread_roots
+    }
+}
+
 /// Reads a whole profile from `source`.
 pub fn load(
     source: &Source,

@@ -110,7 +110,7 @@ pub struct Follower {
     state: Option<State>,
     /// The finished profile: always for a whole read, and for a stream the one the
     /// last reload built, until taken or outdated by an append.
-    profile: Option<Profile>,
+    profile: Option<Arc<Profile>>,
     /// The file went missing since the last good read: whatever comes next is read
     /// from the start, even with the same inode number.
     stale: bool,
@@ -194,21 +194,25 @@ impl Follower {
     }
 
     /// The last good profile, post-processed like `formats::load` does; `None`
-    /// before the first good read. A stream's profile is built on demand (about a
+    /// before the first good read. A folded stream shares its parser's profile
+    /// (no copy: the parser takes it back, copying only if it is still held,
+    /// when more lines arrive); a perf stream's is built on demand (about a
     /// clone of the profile).
-    pub fn profile(&self) -> Option<Profile> {
+    pub fn profile(&mut self) -> Option<Arc<Profile>> {
         if let Some(p) = &self.profile {
             return Some(p.clone());
         }
-        match &self.state {
-            Some(State::Stream { stream, .. }) => self.finish(stream).ok(),
+        match &mut self.state {
+            Some(State::Stream { stream, .. }) => {
+                finish_stream(stream, &self.options, &self.name).ok()
+            }
             _ => None,
         }
     }
 
-    /// Like [`profile`](Follower::profile), but hands over the profile that a
-    /// reload of a line format already built instead of cloning it.
-    pub fn take_profile(&mut self) -> Option<Profile> {
+    /// Like [`profile`](Follower::profile), but lets go of the profile that a
+    /// reload of a line format built instead of keeping a share of it.
+    pub fn take_profile(&mut self) -> Option<Arc<Profile>> {
         if matches!(self.state, Some(State::Stream { .. }))
             && let Some(p) = self.profile.take()
         {
@@ -222,15 +226,6 @@ impl Follower {
             path: self.name.clone(),
             source: e,
         }
-    }
-
-    /// A stream's profile as `formats::load` returns it.
-    fn finish(&self, stream: &LineStream) -> Result<Profile, LoadError> {
-        let format = stream.format();
-        let p = stream
-            .snapshot()
-            .map_err(|e| formats::parse_error(e, &self.name, format))?;
-        formats::finish_profile(p, &self.options, &self.name, format, false)
     }
 
     /// The file as read before, positioned at the stream's offset: `None` when it
@@ -330,7 +325,7 @@ impl Follower {
         &self,
         progress: &Arc<Progress>,
         before: Stamp,
-    ) -> Result<(State, Profile), LoadError> {
+    ) -> Result<(State, Arc<Profile>), LoadError> {
         let source = Source::Path(self.path.clone());
         let opened = input::open(&source, progress).map_err(|e| self.io_error(e))?;
         let complete = opened.head.len() < input::HEAD_LEN;
@@ -343,7 +338,7 @@ impl Follower {
                 stamp: before,
                 format,
             };
-            return Ok((state, p));
+            return Ok((state, Arc::new(p)));
         };
         let bom = opened.head.len() - formats::strip_bom(&opened.head).len();
         let (mut offset, mut ends) = (0, Ends::default());
@@ -366,7 +361,7 @@ impl Follower {
         let after = fs::metadata(&self.path).ok();
         let after = after.filter(|m| FileId::of(m) == before.id);
         let stamp = stamp_after(before.id, offset, after.as_ref());
-        let profile = self.finish(&stream)?;
+        let profile = finish_stream(&mut stream, &self.options, &self.name)?;
         let state = State::Stream {
             stream,
             stamp,
@@ -384,6 +379,26 @@ impl State {
             State::Whole { format, .. } => *format,
         }
     }
+}
+
+/// A stream's profile as `formats::load` returns it: the parser's own, shared,
+/// when the options leave it as it is.
+fn finish_stream(
+    stream: &mut LineStream,
+    options: &LoadOptions,
+    name: &str,
+) -> Result<Arc<Profile>, LoadError> {
+    let format = stream.format();
+    if options.keeps_profile()
+        && let Some(p) = stream.share()
+        && !p.samples.is_empty()
+    {
+        return Ok(p);
+    }
+    let p = stream
+        .snapshot()
+        .map_err(|e| formats::parse_error(e, name, format))?;
+    formats::finish_profile(p, options, name, format, false).map(Arc::new)
 }
 
 /// Why the profile is only what a cut input held (`ProfileMeta::incomplete`).

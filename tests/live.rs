@@ -81,7 +81,7 @@ pub fn assert_same(a: &Profile, b: &Profile, what: &str) {
 
 /// Fails unless `got` is what `formats::load` reads from `path` now, compared as
 /// the user sees it (sample count, totals, folded rendering) and exactly.
-pub fn assert_matches_load(got: Option<Profile>, path: &Path, what: &str) {
+pub fn assert_matches_load(got: Option<std::sync::Arc<Profile>>, path: &Path, what: &str) {
     let Some(got) = got else {
         panic!("{what}: the follower has no profile");
     };

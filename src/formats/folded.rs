@@ -6,6 +6,7 @@
 //! prefix are hashed and interned: the cost of a line is mostly one memcmp.
 
 use std::io::Read;
+use std::sync::Arc;
 
 use memchr::{memchr, memchr_iter, memrchr};
 
@@ -120,6 +121,12 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 pub(crate) struct Folder {
     profile: Profile,
     builder: StackBuilder,
+    /// The profile, handed over without a copy ([`Folder::share`]): while it
+    /// is here, `profile` and `builder` are empty, and the next line takes it
+    /// back (a copy only if someone still holds it).
+    shared: Option<Arc<Profile>>,
+    /// The profile's own notes, without the ones `add_notes` put on the share.
+    notes: Vec<String>,
     /// Stack after each frame of the previous line (`u32::MAX` before any frame).
     path: Vec<u32>,
     /// End offset of each frame of the previous line.
@@ -137,6 +144,8 @@ impl Folder {
         Folder {
             profile: Profile::new("folded", vec![ValueType::samples()]),
             builder: StackBuilder::default(),
+            shared: None,
+            notes: Vec::new(),
             path: Vec::with_capacity(256),
             ends: Vec::with_capacity(256),
             prev_owned: Vec::new(),
@@ -275,6 +284,9 @@ impl Folder {
     /// Parses a run of whole lines, each ending in `\n`; at the end of input
     /// (`eof`) the last one may lack it.
     pub(crate) fn chunk(&mut self, lines: &[u8], eof: bool) {
+        if !lines.is_empty() {
+            self.attach();
+        }
         let mut start = 0;
         // Where the previous sample line's stack lives while it is still in `lines`.
         let mut prev: Option<(usize, usize)> = None;
@@ -307,17 +319,52 @@ impl Folder {
     }
 
     pub(crate) fn samples(&self) -> usize {
-        self.profile.samples.len()
+        match &self.shared {
+            Some(p) => p.samples.len(),
+            None => self.profile.samples.len(),
+        }
+    }
+
+    /// The profile as [`Folder::snapshot`] gives it, but shared instead of
+    /// copied: a watched file then costs one profile, not two plus the
+    /// builder's child lists (rebuilt, one pass, when more lines come).
+    pub(crate) fn share(&mut self) -> Arc<Profile> {
+        if let Some(p) = &self.shared {
+            return p.clone();
+        }
+        let mut p = std::mem::take(&mut self.profile);
+        self.builder = StackBuilder::default();
+        self.notes = p.notes.clone();
+        self.add_notes(&mut p);
+        let p = Arc::new(p);
+        self.shared = Some(p.clone());
+        p
+    }
+
+    /// Takes the shared profile back to go on parsing.
+    fn attach(&mut self) {
+        if let Some(shared) = self.shared.take() {
+            let mut p = Arc::try_unwrap(shared).unwrap_or_else(|p| (*p).clone());
+            p.notes = std::mem::take(&mut self.notes);
+            self.builder = StackBuilder::resume(&p.stacks, &p.frames);
+            self.profile = p;
+        }
     }
 
     /// What [`Folder::finish`] would return now, leaving the state as it is.
     pub(crate) fn snapshot(&self) -> Profile {
+        if let Some(p) = &self.shared {
+            return (**p).clone();
+        }
         let mut p = self.profile.clone();
         self.add_notes(&mut p);
         p
     }
 
     pub(crate) fn finish(mut self) -> Profile {
+        if let Some(p) = self.shared.take() {
+            return Arc::unwrap_or_clone(p);
+        }
         let mut p = std::mem::take(&mut self.profile);
         self.add_notes(&mut p);
         p

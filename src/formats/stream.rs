@@ -8,6 +8,8 @@
 use memchr::{memchr, memrchr};
 
 use super::{Format, ParseError, folded, perf};
+use std::sync::Arc;
+
 use crate::model::Profile;
 
 /// The parser state of one line format.
@@ -86,6 +88,17 @@ impl LineStream {
         match &self.lines {
             Lines::Folded(f) => Ok(f.snapshot()),
             Lines::Perf(p) => p.snapshot(),
+        }
+    }
+
+    /// The profile so far (complete lines), shared instead of copied when the
+    /// format can: folded hands its profile over and takes it back at the
+    /// next line. `None` for perf script, whose profile is assembled at the
+    /// end (use [`LineStream::snapshot`]).
+    pub fn share(&mut self) -> Option<Arc<Profile>> {
+        match &mut self.lines {
+            Lines::Folded(f) => Some(f.share()),
+            Lines::Perf(_) => None,
         }
     }
 

@@ -318,28 +318,21 @@ pub struct StackBuilder {
 const NONE: u32 = u32::MAX;
 
 impl Default for StackBuilder {
+    /// A builder for an empty table (see [`StackBuilder::resume`] for one that
+    /// has stacks).
     fn default() -> Self {
-        Self::new(&StackTable::new())
+        StackBuilder {
+            max_child: Vec::new(),
+            first_child: Vec::new(),
+            next_sibling: Vec::new(),
+            root_max: NONE,
+            root_first: NONE,
+            walk_budget: 1 << 22,
+        }
     }
 }
 
 impl StackBuilder {
-    pub fn new(table: &StackTable) -> Self {
-        let mut b = StackBuilder {
-            max_child: Vec::with_capacity(table.len()),
-            first_child: Vec::with_capacity(table.len()),
-            next_sibling: Vec::with_capacity(table.len()),
-            root_max: NONE,
-            root_first: NONE,
-            walk_budget: 1 << 22,
-        };
-        // Continue a table that already has stacks (an appended chunk).
-        for id in 0..table.len() as u32 {
-            b.link(table, table.prefix[id as usize], id, |_, _| false);
-        }
-        b
-    }
-
     fn slots(&mut self, p: u32) -> (&mut u32, &mut u32) {
         if p == NO_PREFIX {
             (&mut self.root_max, &mut self.root_first)
@@ -349,6 +342,22 @@ impl StackBuilder {
                 &mut self.first_child[p as usize],
             )
         }
+    }
+
+    /// A builder that continues `table` (stacks already there are found, not
+    /// added again): its child lists and greatest children are rebuilt, one
+    /// pass. What a parser resumes with after handing its profile over.
+    pub fn resume(table: &StackTable, names: &super::frames::Frames) -> Self {
+        let mut b = Self::default();
+        let n = table.len();
+        b.max_child.reserve_exact(n);
+        b.first_child.reserve_exact(n);
+        b.next_sibling.reserve_exact(n);
+        let greater = |a: FrameId, b: FrameId| names.raw(a) > names.raw(b);
+        for id in 0..table.len() as u32 {
+            b.link(table, table.prefix[id as usize], id, greater);
+        }
+        b
     }
 
     /// Records new stack `id` under `p`; `greater(a, b)` says name a > name b.
@@ -453,7 +462,7 @@ mod builder_tests {
         let mut names = Frames::new();
         let mut fast = StackTable::new();
         let mut slow = StackTable::new();
-        let mut b = StackBuilder::new(&fast);
+        let mut b = StackBuilder::default();
         for path in paths {
             let (mut pf, mut ps) = (None, None);
             for n in *path {
@@ -491,5 +500,41 @@ mod builder_tests {
         paths.extend(names.iter().rev().map(|n| vec!["root", n.as_str(), "leaf"]));
         let refs: Vec<&[&str]> = paths.iter().map(|p| p.as_slice()).collect();
         both(&refs);
+    }
+}
+
+#[cfg(test)]
+mod resume_tests {
+    use super::*;
+    use crate::model::frames::Frames;
+
+    #[test]
+    fn a_resumed_builder_finds_every_stack_already_there() {
+        // Under "a": children b, c, d in that order, so the greatest (d) is not
+        // the first; a builder that took the first as greatest would add d again.
+        let mut names = Frames::new();
+        let mut table = StackTable::new();
+        let mut b = StackBuilder::default();
+        let ids: Vec<FrameId> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|n| names.intern(n.as_bytes()))
+            .collect();
+        let a = b.child(&mut table, &names, None, ids[0]);
+        let mut kids = Vec::new();
+        for &f in &ids[1..] {
+            kids.push(b.child(&mut table, &names, Some(a), f));
+        }
+        let len = table.len();
+        let mut r = StackBuilder::resume(&table, &names);
+        assert_eq!(r.child(&mut table, &names, None, ids[0]), a);
+        for (&f, &k) in ids[1..].iter().zip(&kids) {
+            assert_eq!(r.child(&mut table, &names, Some(a), f), k);
+        }
+        assert_eq!(table.len(), len, "nothing added");
+        // And a new one still is.
+        let e = names.intern(b"e");
+        let se = r.child(&mut table, &names, Some(a), e);
+        assert_eq!(table.len(), len + 1);
+        assert_eq!(r.child(&mut table, &names, Some(a), e), se);
     }
 }

@@ -201,7 +201,7 @@ fn last_equals_load(emitted: &[(Profile, bool)], bytes: &[u8], what: &str) {
     let n = emitted.iter().filter(|(_, done)| *done).count();
     assert_eq!(n, 1, "{what}: one final profile");
     let input = crate::common::write_input("piped", bytes);
-    assert_matches_load(Some(last.clone()), &input.path, what);
+    assert_matches_load(Some(std::sync::Arc::new(last.clone())), &input.path, what);
 }
 
 #[test]

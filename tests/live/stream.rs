@@ -174,3 +174,67 @@ fn only_line_formats_stream() {
     assert!(LineStream::new(Format::Pprof).is_none());
     assert!(LineStream::new(Format::Speedscope).is_none());
 }
+
+/// Feeds `input` in random pieces and shares the profile in between (held
+/// on to or let go, as a view would), instead of snapshots: each share equals
+/// `parse` of the complete lines so far, and so does the end.
+fn random_pieces_shared(input: &[u8], seed: u64) {
+    let mut rng = Rng(seed);
+    let mut s = stream(Format::Folded);
+    let mut held = Vec::new();
+    let mut at = 0;
+    while at < input.len() {
+        let n = 1 + rng.below(300) as usize;
+        let end = (at + n).min(input.len());
+        s.feed(&input[at..end]);
+        at = end;
+        if rng.below(3) == 0 {
+            let what = format!("shared at {at}");
+            let Some(p) = s.share() else {
+                panic!("folded shares its profile");
+            };
+            same_result(
+                Ok((*p).clone()),
+                parse(Format::Folded, complete_lines(input, at)),
+                &what,
+            );
+            // A second share without new lines is the same profile.
+            let again = s.share().map(|q| std::sync::Arc::ptr_eq(&p, &q));
+            assert_eq!(again, Some(true), "{what}");
+            if rng.below(2) == 0 {
+                held.push((p, at));
+            }
+        }
+    }
+    same_result(
+        s.finish(),
+        parse(Format::Folded, input),
+        "shared pieces, finished",
+    );
+    // What the views held is what was parsed then, untouched by what followed.
+    for (p, at) in held {
+        same_result(
+            Ok((*p).clone()),
+            parse(Format::Folded, complete_lines(input, at)),
+            &format!("held from {at}"),
+        );
+    }
+}
+
+#[test]
+fn sharing_the_profile_between_pieces_equals_parse() {
+    let folded = sample("samples/pyspy-orders-report.folded");
+    random_pieces_shared(&folded, 3);
+    random_pieces_shared(FOLDED, 5);
+    // Unsorted: after a share the builder resumes on stacks in any order.
+    let mut lines: Vec<&[u8]> = folded.split(|&b| b == b'\n').collect();
+    lines.reverse();
+    random_pieces_shared(&lines.join(&b'\n'), 9);
+}
+
+#[test]
+fn perf_script_does_not_share() {
+    let mut s = stream(Format::Perf);
+    s.feed(&perf_blocks(3));
+    assert!(s.share().is_none());
+}

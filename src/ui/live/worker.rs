@@ -19,11 +19,12 @@ use crate::ui::flame_state::Orientation;
 /// Builds the view of `profile` that `settings` ask for (what the worker sends);
 /// the flag says a window was asked for but the profile has no timestamps.
 pub fn build(
-    mut profile: Profile,
+    profile: impl Into<Arc<Profile>>,
     settings: &Settings,
     orientation: Orientation,
     started: Instant,
 ) -> (Box<Loaded>, bool) {
+    let mut profile: Arc<Profile> = profile.into();
     let mut no_time = false;
     if let Mode::Window(secs) = settings.mode {
         match profile.samples.time.as_deref() {
@@ -32,7 +33,8 @@ pub fn build(
                 let from = last.saturating_sub(secs * 1_000_000_000);
                 let keep: Vec<bool> = times.iter().map(|&t| t >= from).collect();
                 let stride = profile.value_types.len();
-                profile.samples.retain(&keep, stride);
+                // A copy only here: the parser still holds the whole profile.
+                Arc::make_mut(&mut profile).samples.retain(&keep, stride);
             }
             _ => no_time = true,
         }
@@ -99,7 +101,7 @@ impl Worker {
     /// Sends a view of `profile`; false when the UI has gone.
     fn send(
         &mut self,
-        profile: Profile,
+        profile: Arc<Profile>,
         file: Option<(String, usize, usize)>,
         change: Change,
     ) -> bool {
@@ -107,8 +109,8 @@ impl Worker {
         let settings = self.settings();
         let samples = sample_count(&profile);
         let profile = match &settings.baseline {
-            Some(b) => match b.compare(profile) {
-                Ok(p) => p,
+            Some(b) => match b.compare(Arc::unwrap_or_clone(profile)) {
+                Ok(p) => Arc::new(p),
                 Err(e) => return self.problem(e),
             },
             None => profile,
@@ -400,7 +402,7 @@ pub fn spawn_stdin(
     std::thread::Builder::new()
         .name("ember-live".into())
         .spawn(guarded(worker.tx.clone(), move || {
-            let mut last: Option<Profile> = None;
+            let mut last: Option<Arc<Profile>> = None;
             let result = live::follow_reader(
                 std::io::stdin(),
                 "<stdin>",
@@ -410,6 +412,8 @@ pub fn spawn_stdin(
                 |p, done| {
                     // Only the final profile is kept, for mode changes after
                     // the stream ends; snapshots go straight to the UI.
+                    // Shared with the view, not copied.
+                    let p = Arc::new(p);
                     let keep = done.then(|| p.clone());
                     if worker.send(p, None, Change::Data) && keep.is_some() {
                         last = keep;
