@@ -127,6 +127,9 @@ pub(crate) struct Folder {
     shared: Option<Arc<Profile>>,
     /// The profile's own notes, without the ones `add_notes` put on the share.
     notes: Vec<String>,
+    /// Lines came after a share: the input grows, so the builder is kept from
+    /// then on (appends stay cheap) instead of rebuilt at every one.
+    growing: bool,
     /// Stack after each frame of the previous line (`u32::MAX` before any frame).
     path: Vec<u32>,
     /// End offset of each frame of the previous line.
@@ -146,6 +149,7 @@ impl Folder {
             builder: StackBuilder::default(),
             shared: None,
             notes: Vec::new(),
+            growing: false,
             path: Vec::with_capacity(256),
             ends: Vec::with_capacity(256),
             prev_owned: Vec::new(),
@@ -327,13 +331,16 @@ impl Folder {
 
     /// The profile as [`Folder::snapshot`] gives it, but shared instead of
     /// copied: a watched file then costs one profile, not two plus the
-    /// builder's child lists (rebuilt, one pass, when more lines come).
+    /// builder's child lists (rebuilt, one pass, when the first lines are
+    /// appended, and kept from then on).
     pub(crate) fn share(&mut self) -> Arc<Profile> {
         if let Some(p) = &self.shared {
             return p.clone();
         }
         let mut p = std::mem::take(&mut self.profile);
-        self.builder = StackBuilder::default();
+        if !self.growing {
+            self.builder = StackBuilder::default();
+        }
         self.notes = p.notes.clone();
         self.add_notes(&mut p);
         let p = Arc::new(p);
@@ -346,7 +353,10 @@ impl Folder {
         if let Some(shared) = self.shared.take() {
             let mut p = Arc::try_unwrap(shared).unwrap_or_else(|p| (*p).clone());
             p.notes = std::mem::take(&mut self.notes);
-            self.builder = StackBuilder::resume(&p.stacks, &p.frames);
+            if !self.growing {
+                self.builder = StackBuilder::resume(&p.stacks, &p.frames);
+                self.growing = true;
+            }
             self.profile = p;
         }
     }
