@@ -269,7 +269,57 @@ pub fn load(
         path: path.clone(),
         source: e,
     })?;
+    if let Source::Path(file) = source
+        && let Some(result) = load_folded_parallel(file, &opened, &path, options, progress)
+    {
+        return result;
+    }
     load_opened(opened, &path, options, progress)
+}
+
+/// A plain (not gzip, not UTF-16) folded file parsed on two threads; `None`
+/// when the input is no such file or not worth splitting.
+fn load_folded_parallel(
+    file: &std::path::Path,
+    opened: &input::Opened,
+    path: &str,
+    options: &LoadOptions,
+    progress: &Arc<Progress>,
+) -> Option<Result<Profile, LoadError>> {
+    let (start, end) = parallel_range(file, opened, options, path)?;
+    let result = folded::parse_parallel(file, start, end, progress)?.map(|(mut folder, rest)| {
+        folder.chunk(&rest, true);
+        folder.finish()
+    });
+    Some(
+        result
+            .map_err(|e| parse_error(e, path, Format::Folded))
+            .and_then(|p| finish_profile(p, options, path, Format::Folded, false)),
+    )
+}
+
+/// The byte range of `file` that a parallel folded parse reads (the whole
+/// file after any UTF-8 byte-order mark), when it is a plain folded file.
+pub(crate) fn parallel_range(
+    file: &std::path::Path,
+    opened: &input::Opened,
+    options: &LoadOptions,
+    path: &str,
+) -> Option<(u64, u64)> {
+    if opened.gzipped || input::decode_utf16(&opened.head).is_some() {
+        return None;
+    }
+    let complete = opened.head.len() < input::HEAD_LEN;
+    let format = detect_text(strip_bom(&opened.head), complete, options, path).ok()?;
+    if format != Format::Folded {
+        return None;
+    }
+    let meta = std::fs::metadata(file).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let start = (opened.head.len() - strip_bom(&opened.head).len()) as u64;
+    Some((start, meta.len()))
 }
 
 /// Reads two profiles at once (one thread each) and merges them into one diff

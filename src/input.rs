@@ -99,6 +99,11 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// `inner`, its bytes counted into `progress` as they are read.
+pub fn counting<R: Read>(inner: R, progress: Arc<Progress>) -> impl Read {
+    Counting { inner, progress }
+}
+
 /// An opened input: its first bytes (decompressed) for format detection, and a
 /// reader that yields the whole decompressed stream again from the start.
 pub struct Opened {

@@ -340,6 +340,28 @@ impl Follower {
             };
             return Ok((state, Arc::new(p)));
         };
+        if format == Format::Folded
+            && let Some((start, end)) =
+                formats::parallel_range(&self.path, &opened, &self.options, &self.name)
+            && let Some(parsed) = formats::folded::parse_parallel(&self.path, start, end, progress)
+        {
+            // A big file: parsed on two threads, then resumed as a stream.
+            drop(opened);
+            let (folder, rest) = parsed.map_err(|e| formats::parse_error(e, &self.name, format))?;
+            let mut stream = LineStream::resume_folded(folder, rest, end - start);
+            let ends = Ends::of_file(&self.path, end).map_err(|e| self.io_error(e))?;
+            let after = fs::metadata(&self.path).ok();
+            let after = after.filter(|m| FileId::of(m) == before.id);
+            let stamp = stamp_after(before.id, end, after.as_ref());
+            let profile = finish_stream(&mut stream, &self.options, &self.name)?;
+            let state = State::Stream {
+                stream,
+                stamp,
+                offset: end,
+                ends,
+            };
+            return Ok((state, profile));
+        }
         let bom = opened.head.len() - formats::strip_bom(&opened.head).len();
         let (mut offset, mut ends) = (0, Ends::default());
         let mut reader = opened.reader;
@@ -465,6 +487,18 @@ struct Ends {
 }
 
 impl Ends {
+    /// The ends of the first `offset` bytes of `file`, read from it.
+    fn of_file(file: &Path, offset: u64) -> io::Result<Ends> {
+        let mut f = File::open(file)?;
+        let n = (ENDS as u64).min(offset);
+        let mut head = vec![0u8; n as usize];
+        f.read_exact(&mut head)?;
+        let mut tail = vec![0u8; n as usize];
+        f.seek(SeekFrom::Start(offset - n))?;
+        f.read_exact(&mut tail)?;
+        Ok(Ends { head, tail })
+    }
+
     /// Takes the next bytes read.
     fn keep(&mut self, bytes: &[u8]) {
         let room = ENDS - self.head.len();

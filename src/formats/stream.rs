@@ -53,6 +53,17 @@ impl LineStream {
         })
     }
 
+    /// A folded stream that goes on from `folder` (a parallel parse of the
+    /// first `fed` bytes, `partial` the unfinished last line among them).
+    pub(crate) fn resume_folded(folder: folded::Folder, partial: Vec<u8>, fed: u64) -> LineStream {
+        LineStream {
+            format: Format::Folded,
+            lines: Lines::Folded(Box::new(folder)),
+            partial,
+            fed,
+        }
+    }
+
     pub fn format(&self) -> Format {
         self.format
     }

@@ -59,6 +59,12 @@ impl StackTable {
         self.prefix.len()
     }
 
+    /// Room for `n` more stacks without growing.
+    pub fn reserve(&mut self, n: usize) {
+        self.prefix.reserve_exact(n);
+        self.frame.reserve_exact(n);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.prefix.is_empty()
     }
@@ -360,6 +366,13 @@ impl StackBuilder {
         b
     }
 
+    /// Room for `n` more stacks without growing.
+    pub fn reserve(&mut self, n: usize) {
+        self.max_child.reserve_exact(n);
+        self.first_child.reserve_exact(n);
+        self.next_sibling.reserve_exact(n);
+    }
+
     /// Records new stack `id` under `p`; `greater(a, b)` says name a > name b.
     fn link(
         &mut self,
@@ -389,8 +402,20 @@ impl StackBuilder {
         prefix: Option<StackId>,
         frame: FrameId,
     ) -> StackId {
+        self.child_by(table, |a, b| names.raw(a) > names.raw(b), prefix, frame)
+    }
+
+    /// [`StackBuilder::child`] with the name order given as `greater(a, b)`
+    /// (name a sorts after name b), e.g. by precomputed ranks.
+    #[inline]
+    pub fn child_by(
+        &mut self,
+        table: &mut StackTable,
+        greater: impl Fn(FrameId, FrameId) -> bool,
+        prefix: Option<StackId>,
+        frame: FrameId,
+    ) -> StackId {
         let p = prefix.map_or(NO_PREFIX, |s| s.0);
-        let greater = |a: FrameId, b: FrameId| names.raw(a) > names.raw(b);
         let (max, first) = if p == NO_PREFIX {
             (self.root_max, self.root_first)
         } else {

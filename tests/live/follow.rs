@@ -374,3 +374,28 @@ fn a_cancelled_reload_is_tried_again() {
     let u = follower.poll(&Arc::new(Progress::default()));
     assert!(matches!(u, Update::Reloaded { .. }), "{u:?}");
 }
+
+#[test]
+fn a_file_parsed_on_two_threads_follows_like_one_read_in_order() {
+    // Every folded file of this test binary is big enough to split from here
+    // on (the other tests then take the same path, which must agree too).
+    ember::formats::folded::set_parallel_min(1);
+    let (_dir, path, mut follower) = setup("split.folded");
+    let mut text = folded_sample();
+    text.extend_from_slice(b"bad line\nz;y");
+    fs::write(&path, &text).unwrap();
+    assert!(matches!(poll(&mut follower), Update::Reloaded { .. }));
+    // The unfinished last line waits; what came before it is all there.
+    let whole = text.len() - 3;
+    fs::write(path.with_extension("head"), &text[..whole]).unwrap();
+    assert_matches_load(follower.profile(), &path.with_extension("head"), "split");
+    let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(b" 4\nz;y;x 5\n").unwrap();
+    drop(f);
+    let u = poll(&mut follower);
+    assert!(
+        matches!(u, Update::Appended { new_samples: 2, .. }),
+        "{u:?}"
+    );
+    assert_matches_load(follower.take_profile(), &path, "split, then appended");
+}
