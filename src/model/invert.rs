@@ -2,7 +2,7 @@
 //! roots and self time gathers at the top level.
 
 use super::profile::Profile;
-use super::stacks::reversed_paths;
+use super::stacks::reversed_paths_parallel;
 
 /// `profile` with every stack read leaf first. Frames are shared (cloned), so
 /// frame ids and search matches stay valid; samples keep every column.
@@ -19,7 +19,7 @@ pub fn invert(profile: &Profile) -> Profile {
             from.push(s);
         }
     }
-    let (new, ids) = reversed_paths(old, profile.frames.len(), &from);
+    let (new, ids) = reversed_paths_parallel(old, profile.frames.len(), &from);
     let mut samples = profile.samples.clone();
     for s in samples.stack.iter_mut() {
         if let Some(&m) = memo.get(*s as usize) {

@@ -182,6 +182,66 @@ impl StackTable {
     }
 }
 
+/// [`reversed_paths`] on two threads when there is enough to do: the paths
+/// are split by their first frame (the new root) into two halves of about
+/// the same count, whose reversed trees share no stack, and the second
+/// table is appended to the first with its ids moved on.
+pub fn reversed_paths_parallel(
+    old: &StackTable,
+    nframes: usize,
+    from: &[u32],
+) -> (StackTable, Vec<u32>) {
+    const MIN: usize = 1 << 16;
+    if from.len() < MIN {
+        return reversed_paths(old, nframes, from);
+    }
+    // Paths per root frame, then the frames whose running count stays under
+    // half go to the first part.
+    let mut per_frame = vec![0usize; nframes];
+    for &s in from {
+        if let Some(n) = per_frame.get_mut(old.frame[s as usize].0 as usize) {
+            *n += 1;
+        }
+    }
+    let mut first_part = vec![false; nframes];
+    let mut count = 0;
+    for (f, &n) in per_frame.iter().enumerate() {
+        if count + n <= from.len() / 2 {
+            first_part[f] = true;
+            count += n;
+        }
+    }
+    let in_first = |s: u32| first_part.get(old.frame[s as usize].0 as usize) == Some(&true);
+    let (a, b): (Vec<u32>, Vec<u32>) = from.iter().partition(|&&s| in_first(s));
+    if a.is_empty() || b.is_empty() {
+        return reversed_paths(old, nframes, from);
+    }
+    let ((mut table, ids_a), (second, ids_b)) = std::thread::scope(|scope| {
+        let hb = scope.spawn(|| reversed_paths(old, nframes, &b));
+        let ra = reversed_paths(old, nframes, &a);
+        let rb = hb.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (ra, rb)
+    });
+    let off = table.len() as u32;
+    table.reserve(second.len());
+    for (&p, &f) in second.prefix.iter().zip(&second.frame) {
+        table.push_new(if p == NO_PREFIX { p } else { p + off }, f);
+    }
+    // Back in `from`'s order.
+    let (mut ia, mut ib) = (ids_a.into_iter(), ids_b.into_iter());
+    let out = from
+        .iter()
+        .map(|&s| {
+            if in_first(s) {
+                ia.next().unwrap_or(NO_PREFIX)
+            } else {
+                ib.next().map_or(NO_PREFIX, |id| id + off)
+            }
+        })
+        .collect();
+    (table, out)
+}
+
 /// Reverses stacks in bulk: for each `from[i]`, its path in `old` read leaf first
 /// (`from[i]`'s own frame becomes a root), interned in a new table. Returns the
 /// table and the new stack of each `from[i]`. `nframes` bounds the frame ids.
@@ -561,5 +621,55 @@ mod resume_tests {
         let se = r.child(&mut table, &names, Some(a), e);
         assert_eq!(table.len(), len + 1);
         assert_eq!(r.child(&mut table, &names, Some(a), e), se);
+    }
+}
+
+#[cfg(test)]
+mod reverse_tests {
+    use super::*;
+
+    fn no_stack_twice(t: &StackTable) {
+        let mut pairs: Vec<(u32, u32)> = t
+            .prefix
+            .iter()
+            .zip(&t.frame)
+            .map(|(&p, f)| (p, f.0))
+            .collect();
+        pairs.sort_unstable();
+        let n = pairs.len();
+        pairs.dedup();
+        assert_eq!(pairs.len(), n, "a stack twice");
+    }
+
+    #[test]
+    fn two_threads_reverse_like_one() {
+        // 8 roots x 90 callees x 100 leaves (more paths than the parallel
+        // threshold), the leaves shared across callees so reversed paths merge.
+        let mut t = StackTable::new();
+        let mut from = Vec::new();
+        for r in 0..8u32 {
+            let sr = t.intern(None, FrameId(r));
+            for m in 0..90u32 {
+                let sm = t.intern(Some(sr), FrameId(100 + m));
+                for l in 0..100u32 {
+                    from.push(t.intern(Some(sm), FrameId(200 + (l * 7 + m) % 120)).0);
+                }
+            }
+        }
+        // Interior stacks too, in a scrambled order.
+        from.extend((0..t.len() as u32).step_by(13));
+        let nframes = 320;
+        let (one, ids_one) = reversed_paths(&t, nframes, &from);
+        let (two, ids_two) = reversed_paths_parallel(&t, nframes, &from);
+        assert!(from.len() >= 1 << 16);
+        assert_eq!(two.len(), one.len(), "the same stacks");
+        no_stack_twice(&two);
+        for (i, (&a, &b)) in ids_one.iter().zip(&ids_two).enumerate() {
+            assert_eq!(one.path(StackId(a)), two.path(StackId(b)), "path {i}");
+        }
+        // Each is the reversal of its origin.
+        let mut want = t.path(StackId(from[5]));
+        want.reverse();
+        assert_eq!(two.path(StackId(ids_two[5])), want);
     }
 }
