@@ -1,7 +1,6 @@
 //! The decoded message's tables as the conversion reads them: ids to positions,
 //! the string table (counting bad indexes), and each location's frames. Shared
-//! by [`super::convert`], [`super::labels`] and [`super::prune`], and depending
-//! on none of them.
+//! by `convert`, `labels` and `prune`, and depending on none of them.
 
 use std::collections::HashMap;
 
