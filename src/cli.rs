@@ -11,7 +11,9 @@ use crate::formats::{self, Format, LoadOptions};
 use crate::input::{Progress, Source};
 use crate::model::{self, CallTree, Profile, Recipe, SortKey, TopTable, Transform, TreeOptions};
 use crate::output;
+use crate::output::report_warnings;
 use crate::ui;
+use crate::ui::theme::ColorChoice;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -323,8 +325,8 @@ pub struct ViewArgs {
 #[derive(Debug, Args, Clone)]
 pub struct DisplayArgs {
     /// Colours: auto detects from COLORTERM/TERM and honours NO_COLOR.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-    pub color: ColorChoice,
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    pub color: ColorArg,
     /// Start in the flame orientation (root at the bottom) instead of icicle.
     #[arg(long)]
     pub flame: bool,
@@ -334,7 +336,7 @@ pub struct DisplayArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
+pub enum ColorArg {
     Auto,
     Truecolor,
     #[value(name = "256")]
@@ -342,6 +344,51 @@ pub enum ColorChoice {
     #[value(name = "16")]
     C16,
     Never,
+}
+
+impl From<ColorArg> for ColorChoice {
+    fn from(c: ColorArg) -> ColorChoice {
+        match c {
+            ColorArg::Auto => ColorChoice::Auto,
+            ColorArg::Truecolor => ColorChoice::Truecolor,
+            ColorArg::C256 => ColorChoice::C256,
+            ColorArg::C16 => ColorChoice::C16,
+            ColorArg::Never => ColorChoice::Never,
+        }
+    }
+}
+
+impl ViewArgs {
+    /// What the viewer takes of these arguments.
+    pub fn settings(&self) -> ui::ViewSettings {
+        view_settings(
+            &self.input,
+            &self.display,
+            !self.no_watch,
+            self.watch_dir.clone(),
+        )
+    }
+}
+
+/// The viewer's settings from the input and display flags. The transforms are
+/// read here; an error in them is the viewer's to report when it starts (after
+/// a bad keymap's), as it was when the viewer read them itself.
+fn view_settings(
+    input: &InputArgs,
+    display: &DisplayArgs,
+    watch: bool,
+    watch_dir: Option<PathBuf>,
+) -> ui::ViewSettings {
+    ui::ViewSettings {
+        transforms: input.transforms().map_err(|e| format!("{e:#}")),
+        load: input.load_options(),
+        verbose: input.verbose,
+        color: display.color.into(),
+        flame: display.flame,
+        mouse: !display.no_mouse,
+        watch,
+        watch_dir,
+    }
 }
 
 #[derive(Debug, Args)]
@@ -388,7 +435,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 if !dir.is_dir() {
                     anyhow::bail!("--watch-dir {}: not a directory", dir.display());
                 }
-                return ui::run(Source::Path(dir.clone()), &cli.view);
+                return ui::run(Source::Path(dir.clone()), &cli.view.settings());
             }
             let Some(path) = cli.view.profile.clone() else {
                 use clap::CommandFactory;
@@ -399,38 +446,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     )
                     .exit();
             };
-            ui::run(Source::from_arg(&path), &cli.view)
+            ui::run(Source::from_arg(&path), &cli.view.settings())
         }
-    }
-}
-
-/// Prints warnings as `--verbose` asks, or a one-line count otherwise.
-pub fn report_warnings(profile: &Profile, source: &Source, verbose: bool) {
-    let w = &profile.warnings;
-    if w.is_empty() {
-        return;
-    }
-    let mut err = io::stderr().lock();
-    if verbose {
-        for warning in &w.first {
-            let _ = writeln!(
-                err,
-                "ember: {}:{}: {}",
-                source.display(),
-                warning.line,
-                warning.message
-            );
-        }
-        if w.count > w.first.len() as u64 {
-            let _ = writeln!(err, "ember: … and {} more", w.count - w.first.len() as u64);
-        }
-    } else {
-        let _ = writeln!(
-            err,
-            "ember: {}: {} (--verbose lists them)",
-            source.display(),
-            w.summary()
-        );
     }
 }
 
@@ -587,13 +604,12 @@ fn delta_table(
 
 fn run_diff(args: &DiffArgs) -> Result<ExitCode> {
     if args.format.is_none() && args.to.is_none() {
-        let view = ViewArgs {
-            profile: None,
-            input: args.compare.input.clone(),
-            display: args.display.clone(),
-            no_watch: args.watch.is_none(),
-            watch_dir: None,
-        };
+        let view = view_settings(
+            &args.compare.input,
+            &args.display,
+            args.watch.is_some(),
+            None,
+        );
         return ui::run_diff(
             [
                 Source::from_arg(&args.before),

@@ -24,4 +24,4 @@ pub use recipe::{Recipe, RecipeError};
 pub use stacks::{StackId, StackTable};
 pub use top::{FunctionRow, SortKey, TopTable};
 pub use transform::{Transform, TransformError, apply, apply_all};
-pub use tree::{CallTree, ChildOrder, NodeId, TreeOptions};
+pub use tree::{CallTree, ChildOrder, NOISE_SAMPLES, NodeId, TreeOptions};

@@ -1,9 +1,11 @@
-//! Printers for the command line, generic over `io::Write`.
+//! Printers for the command line, generic over `io::Write`, and the warnings
+//! report on stderr that the batch commands and the viewer share.
 
 use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::input::Source;
 use crate::model::{Profile, TopTable, ValueType};
 use crate::sanitize::sanitize;
 
@@ -137,6 +139,36 @@ pub fn top_json(
     };
     serde_json::to_writer(&mut *out, &doc)?;
     writeln!(out)
+}
+
+/// Prints warnings as `--verbose` asks, or a one-line count otherwise.
+pub fn report_warnings(profile: &Profile, source: &Source, verbose: bool) {
+    let w = &profile.warnings;
+    if w.is_empty() {
+        return;
+    }
+    let mut err = io::stderr().lock();
+    if verbose {
+        for warning in &w.first {
+            let _ = writeln!(
+                err,
+                "ember: {}:{}: {}",
+                source.display(),
+                warning.line,
+                warning.message
+            );
+        }
+        if w.count > w.first.len() as u64 {
+            let _ = writeln!(err, "ember: … and {} more", w.count - w.first.len() as u64);
+        }
+    } else {
+        let _ = writeln!(
+            err,
+            "ember: {}: {} (--verbose lists them)",
+            source.display(),
+            w.summary()
+        );
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod terminal;
 pub mod text;
 pub mod theme;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -30,12 +31,12 @@ use crossterm::event::Event;
 use self::app::{App, Effect, Loaded, Phase};
 use self::flame_state::Orientation;
 use self::keymap::Keymap;
-use self::theme::{ColorDepth, Theme};
-use crate::cli::{ViewArgs, report_warnings};
+use self::theme::{ColorChoice, ColorDepth, Theme};
 use crate::error::LoadError;
 use crate::formats::{self, LoadOptions};
 use crate::input::{Progress, Source};
 use crate::model::{CallTree, Profile, Transform, TreeOptions};
+use crate::output::report_warnings;
 
 /// What the event loop hears.
 pub enum Msg {
@@ -175,10 +176,10 @@ struct Setup {
 
 /// Reads the keymap and the transforms (a bad pattern is an error now, not a
 /// silently untransformed view), installs the panic hook and the signal thread.
-fn setup(args: &ViewArgs) -> Result<Setup> {
+fn setup(args: &ViewSettings) -> Result<Setup> {
     let keymap = Keymap::load_user().map_err(|e| anyhow::anyhow!("keymap: {e}"))?;
-    let theme = Theme::new(ColorDepth::detect(args.display.color));
-    let orientation = if args.display.flame {
+    let theme = Theme::new(ColorDepth::detect(args.color));
+    let orientation = if args.flame {
         Orientation::Flame
     } else {
         Orientation::Icicle
@@ -186,7 +187,7 @@ fn setup(args: &ViewArgs) -> Result<Setup> {
     let (tx, rx) = mpsc::channel();
     terminal::install_panic_hook();
     spawn_signals(tx.clone())?;
-    let (transforms, initial_search) = args.input.transforms()?;
+    let (transforms, initial_search) = args.transforms.clone().map_err(anyhow::Error::msg)?;
     crate::model::apply_all(&Profile::default(), &transforms)
         .map_err(|e| anyhow::anyhow!("transform: {e}"))?;
     Ok(Setup {
@@ -197,12 +198,12 @@ fn setup(args: &ViewArgs) -> Result<Setup> {
         rx,
         transforms,
         initial_search,
-        options: args.input.load_options(),
+        options: args.load.clone(),
     })
 }
 
 /// Runs the interactive viewer until the user quits.
-pub fn run(source: Source, args: &ViewArgs) -> Result<ExitCode> {
+pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
     let st = setup(args)?;
     let orientation = st.orientation;
     let progress = Progress::new();
@@ -230,7 +231,7 @@ pub fn run(source: Source, args: &ViewArgs) -> Result<ExitCode> {
             orientation,
             settings,
         )?),
-        (None, Source::Path(p)) if !args.no_watch => Some(live::spawn_file(
+        (None, Source::Path(p)) if args.watch => Some(live::spawn_file(
             st.tx.clone(),
             p.clone(),
             st.options,
@@ -257,6 +258,27 @@ pub fn run(source: Source, args: &ViewArgs) -> Result<ExitCode> {
     drive(app, st.tx, st.rx, &source.display(), args)
 }
 
+/// What a viewer takes from the command line (`cli` fills it in from its flags).
+#[derive(Clone, Debug)]
+pub struct ViewSettings {
+    /// The recipe's and the flags' transforms and the recipe's search, or why
+    /// they could not be read: reported when the viewer starts, after a bad
+    /// keymap.
+    pub transforms: Result<(Vec<Transform>, Option<String>), String>,
+    pub load: LoadOptions,
+    /// On exit, every warning instead of a count.
+    pub verbose: bool,
+    pub color: ColorChoice,
+    /// Start in the flame orientation (root at the bottom) instead of icicle.
+    pub flame: bool,
+    /// Capture the mouse (clicks, drags, the wheel).
+    pub mouse: bool,
+    /// Follow a file as it changes (a stream is always followed).
+    pub watch: bool,
+    /// Follow the newest profile in this directory.
+    pub watch_dir: Option<PathBuf>,
+}
+
 /// How a comparison opens.
 pub struct DiffStart {
     pub strip_hex: bool,
@@ -266,7 +288,7 @@ pub struct DiffStart {
 }
 
 /// Runs the viewer on a comparison of two profiles loaded side by side.
-pub fn run_diff(sources: [Source; 2], args: &ViewArgs, start: DiffStart) -> Result<ExitCode> {
+pub fn run_diff(sources: [Source; 2], args: &ViewSettings, start: DiffStart) -> Result<ExitCode> {
     let DiffStart {
         strip_hex,
         norm,
@@ -289,7 +311,7 @@ pub fn run_diff(sources: [Source; 2], args: &ViewArgs, start: DiffStart) -> Resu
         Some(1)
     } else if streaming(&sources[0]) {
         Some(0)
-    } else if matches!(sources[watch_side.min(1)], Source::Path(_)) && !args.no_watch {
+    } else if matches!(sources[watch_side.min(1)], Source::Path(_)) && args.watch {
         Some(watch_side.min(1))
     } else {
         None
@@ -361,22 +383,17 @@ fn drive(
     tx: Sender<Msg>,
     rx: Receiver<Msg>,
     source_name: &str,
-    args: &ViewArgs,
+    args: &ViewSettings,
 ) -> Result<ExitCode> {
     app.jobs = Some(jobs::spawn(tx.clone()).context("starting the job thread")?);
     let outcome = {
-        let mut guard =
-            terminal::Guard::enter(!args.display.no_mouse).context("setting up the terminal")?;
+        let mut guard = terminal::Guard::enter(args.mouse).context("setting up the terminal")?;
         spawn_input(tx)?;
         event_loop(&mut guard.terminal, &mut app, &rx)
     }; // the guard restores the terminal here, before anything is printed
     let outcome = outcome?;
     if let Some(l) = app.loaded() {
-        report_warnings(
-            &l.profile,
-            &Source::Path(source_name.into()),
-            args.input.verbose,
-        );
+        report_warnings(&l.profile, &Source::Path(source_name.into()), args.verbose);
     }
     match outcome {
         Exit::Quit => Ok(ExitCode::SUCCESS),

@@ -29,6 +29,7 @@ mod labels;
 pub mod proto;
 mod prune;
 mod stacks;
+mod tables;
 mod wire;
 
 use std::io::Read;

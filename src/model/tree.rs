@@ -9,6 +9,10 @@ use super::frames::FrameId;
 use super::profile::{Profile, ValueType};
 use super::stacks::{NO_PREFIX, StackId};
 
+/// Fewer samples than this cannot be told apart from chance: a node or function
+/// resting on fewer ([`CallTree::samples`]) is noise-level, and the viewer dims it.
+pub const NOISE_SAMPLES: i64 = 50;
+
 /// Index of a node in a [`CallTree`]; `NodeId::ROOT` is the synthetic root.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct NodeId(pub u32);
@@ -229,7 +233,7 @@ impl CallTree {
 
     /// How many samples lie under `n`, when the profile says: the shown value
     /// itself if it counts samples, else the profile's sample-count value type.
-    /// What "noise-level" is judged by.
+    /// What "noise-level" is judged by ([`NOISE_SAMPLES`]).
     pub fn samples(&self, n: NodeId) -> Option<f64> {
         match &self.counts {
             Some(c) => Some(c[n.0 as usize] as f64),

@@ -1,4 +1,8 @@
 //! The application state and the one place it changes: `App::update`.
+//!
+//! How the App takes in what jobs, the live worker, the sandwich view and the
+//! search box produce is here too, in `app/` (one file each): those modules
+//! hand the App their results and never name it.
 
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
@@ -16,6 +20,11 @@ use crate::model::{CallTree, ChildOrder, NodeId, SortKey, Transform, TreeOptions
 
 pub use super::loaded::{Loaded, Shown};
 pub use super::search_box::SearchState;
+
+mod jobs;
+mod live;
+mod sandwich;
+mod search_box;
 
 /// Which view has the screen.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,9 +80,9 @@ pub struct App {
     /// When the job now running was asked for.
     pub busy_since: Option<std::time::Instant>,
     /// Jobs sent and not back yet.
-    pub(super) pending_jobs: usize,
+    pending_jobs: usize,
     /// The transforms a running job will bring (what a reload must have).
-    pub(super) wanted_transforms: Option<Vec<Transform>>,
+    wanted_transforms: Option<Vec<Transform>>,
     /// How a comparison is shown (normalisation, noise).
     pub diff: super::diff::DiffView,
     last_click: Option<(Instant, NodeId)>,

@@ -10,7 +10,7 @@ use super::flame_state::{FlameState, Hit, Orientation};
 use super::text::fit;
 use super::theme::{ColorDepth, Theme};
 use crate::model::search::Matches;
-use crate::model::{CallTree, NodeId, Profile};
+use crate::model::{CallTree, NOISE_SAMPLES, NodeId, Profile};
 
 /// The label of the synthetic root.
 pub const ROOT_LABEL: &str = "all";
@@ -149,7 +149,7 @@ impl FlameView<'_> {
         if self
             .tree
             .samples(node)
-            .is_some_and(|n| n < super::table::NOISE_SAMPLES as f64)
+            .is_some_and(|n| n < NOISE_SAMPLES as f64)
         {
             base = base.add_modifier(ratatui::style::Modifier::DIM);
         }

@@ -13,7 +13,7 @@ use super::keymap::Action;
 use super::table::TableView;
 use super::text::{fit, fit_left};
 use crate::model::search::SearchMode;
-use crate::model::{ChildOrder, NodeId};
+use crate::model::{ChildOrder, NOISE_SAMPLES, NodeId};
 use crate::model::{Unit, ValueType};
 use crate::output::{human, percent, value_grouped};
 
@@ -317,7 +317,7 @@ fn single_detail(l: &Loaded, theme: &super::theme::Theme, inner_w: usize) -> Vec
     ));
     let share = percent(tree.total(n), all);
     if let Some(samples) = tree.samples(n) {
-        if samples < super::table::NOISE_SAMPLES as f64 {
+        if samples < NOISE_SAMPLES as f64 {
             lines.push(Line::styled(
                 fit(
                     &format!("noise: {samples} samples cannot be told apart from chance"),
@@ -369,9 +369,9 @@ fn draw_table_status(
         format!(
             "{} functions · total counts a function once per stack · ● hotspot (≥{} samples, ≥{}% of all) · dim: under {} samples, noise",
             l.table.len(),
-            super::table::NOISE_SAMPLES,
+            NOISE_SAMPLES,
             super::table::HOTSPOT_PERCENT,
-            super::table::NOISE_SAMPLES
+            NOISE_SAMPLES
         )
     };
     lines.push(Line::styled(fit(&help, w).into_owned(), theme.status_label));

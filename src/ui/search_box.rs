@@ -1,11 +1,8 @@
-//! The search box: what was typed, what it matched, and the keys it takes while
-//! it has the keyboard.
+//! The search box: what was typed and what it matched (the keys it takes are
+//! the App's, in `app/search_box.rs`).
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
-use super::app::{App, Effect, Loaded, Phase, View};
-use crate::model::NodeId;
-use crate::model::search::{self, Matches, Query, SearchMode, Searcher};
+use crate::model::search::{Matches, Query, Searcher};
+use crate::model::{Frames, NodeId};
 
 /// The search box and what it found.
 #[derive(Default)]
@@ -28,109 +25,23 @@ impl SearchState {
     pub fn active(&self) -> bool {
         self.matches.is_some()
     }
-}
 
-impl App {
-    /// Shows every occurrence of a function in the flame view: an exact search
-    /// for it, the zoom reset and its heaviest occurrence selected.
-    pub fn focus_function(&mut self, name: &str) {
-        self.search.query = Query {
-            text: format!("^{}$", regex::escape(name)),
-            mode: SearchMode::Regex,
-            case_sensitive: true,
-        };
-        self.search.editing = false;
-        self.refresh_search();
-        self.view = View::Flame;
-        let Phase::Ready(l) = &mut self.phase else {
-            return;
-        };
-        l.sandwich = None;
-        l.set_inverted(false);
-        let Loaded {
-            profile,
-            tree,
-            flame,
-            ..
-        } = &mut **l;
-        flame.reset(tree, profile);
-        if let Some(m) = &self.search.matches {
-            let nodes = search::matching_nodes(profile, tree, m, NodeId::ROOT);
-            if let Some(&best) = nodes
-                .iter()
-                .max_by_key(|&&n| (tree.total(n), std::cmp::Reverse(n)))
-            {
-                flame.select(tree, profile, best);
-            }
-        }
-    }
-
-    /// Re-runs the search after its text or options changed.
-    pub(super) fn refresh_search(&mut self) {
-        self.search.coverage_zoom = None;
-        let Phase::Ready(l) = &self.phase else {
-            return;
-        };
-        let s = &mut self.search;
-        match s.searcher.run(&l.profile.frames, &s.query) {
-            Ok(m) if !s.query.text.trim().is_empty() => {
-                s.matches = Some(m);
-                s.error = None;
+    /// Runs the query over `frames` again (its text or options changed, or the
+    /// profile did): an empty query matches nothing, a bad one says why.
+    pub fn rerun(&mut self, frames: &Frames) {
+        match self.searcher.run(frames, &self.query) {
+            Ok(m) if !self.query.text.trim().is_empty() => {
+                self.matches = Some(m);
+                self.error = None;
             }
             Ok(_) => {
-                s.matches = None;
-                s.error = None;
+                self.matches = None;
+                self.error = None;
             }
             Err(e) => {
-                s.matches = None;
-                s.error = Some(e);
+                self.matches = None;
+                self.error = Some(e);
             }
         }
-    }
-
-    /// Brings the search coverage up to date with the zoom; cheap when it is.
-    pub fn refresh_coverage(&mut self) {
-        let Phase::Ready(l) = &self.phase else {
-            return;
-        };
-        let s = &mut self.search;
-        let v = l.shown();
-        if let Some(m) = &s.matches
-            && s.coverage_zoom != Some(v.flame.zoom)
-        {
-            s.coverage = search::coverage(v.profile, v.tree, m, v.flame.zoom);
-            s.coverage_zoom = Some(v.flame.zoom);
-        }
-    }
-
-    /// Keys while the search box has the keyboard.
-    pub(super) fn search_key(&mut self, k: &KeyEvent) -> Effect {
-        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
-        let q = &mut self.search.query;
-        match k.code {
-            KeyCode::Char('c') if ctrl => return Effect::Quit,
-            KeyCode::Char('r') if ctrl => {
-                q.mode = match q.mode {
-                    SearchMode::Fuzzy => SearchMode::Regex,
-                    SearchMode::Regex => SearchMode::Fuzzy,
-                };
-            }
-            KeyCode::Char('e') if ctrl => q.case_sensitive = !q.case_sensitive,
-            KeyCode::Char(c) if !ctrl => q.text.push(c),
-            KeyCode::Backspace => {
-                if q.text.pop().is_none() {
-                    self.search.editing = false;
-                }
-            }
-            KeyCode::Enter => self.search.editing = false,
-            KeyCode::Esc => {
-                q.text.clear();
-                self.search.editing = false;
-            }
-            _ => return Effect::None,
-        }
-        self.refresh_search();
-        self.dirty = true;
-        Effect::None
     }
 }

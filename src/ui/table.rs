@@ -8,11 +8,11 @@ use ratatui::widgets::StatefulWidget;
 
 use super::text::fit;
 use super::theme::Theme;
-use crate::model::{CallTree, FrameId, Profile, SortKey, TopTable, TreeOptions, Unit, ValueType};
+use crate::model::{
+    CallTree, FrameId, NOISE_SAMPLES, Profile, SortKey, TopTable, TreeOptions, Unit, ValueType,
+};
 use crate::output::{human, percent, value_grouped};
 
-/// Fewer samples than this cannot be told apart from chance.
-pub const NOISE_SAMPLES: i64 = 50;
 /// A hotspot: at least this share of all samples (and not noise).
 pub const HOTSPOT_PERCENT: f64 = 5.0;
 

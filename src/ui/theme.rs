@@ -6,7 +6,15 @@ use std::collections::HashMap;
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
 
-use crate::cli::ColorChoice;
+/// The colour depth asked for; `Auto` detects it from the environment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Truecolor,
+    C256,
+    C16,
+    Never,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColorDepth {

@@ -1,11 +1,13 @@
 //! From the decoded message to ember's model: value types, locations as frames,
-//! samples as stacks (with [`super::stacks`]), labels, and the profile's facts.
+//! samples as stacks (with [`super::stacks`]), labels, and the profile's facts,
+//! one [`Converter`] step each, in the order [`convert`] runs them.
 
 use std::collections::HashMap;
 
 use super::labels::LabelSets;
 use super::prune::{FrameFilter, prune_start};
 use super::stacks::{NameOrder, build_stacks};
+use super::tables::{IdIndex, LocFrames, LocTable, Strings};
 use super::{invalid, proto};
 use crate::formats::ParseError;
 use crate::input::Progress;
@@ -16,85 +18,6 @@ use crate::model::{FrameId, FrameKind, FrameMeta, Profile, StackId, Unit, ValueT
 const FRAMES_PER_BYTE: usize = 16;
 /// Samples converted between two checks of the cancel flag.
 const CANCEL_EVERY: usize = 1 << 16;
-
-/// Ids to positions: a table for the usual small dense ids, a map for the rest.
-struct IdIndex {
-    dense: Vec<u32>,
-    sparse: HashMap<u64, u32>,
-}
-
-const NONE: u32 = u32::MAX;
-
-impl IdIndex {
-    /// Indexes `ids` (positions in order); id 0 and repeated ids are left out and
-    /// counted in the returned (zero, duplicate) pair.
-    fn new(ids: impl ExactSizeIterator<Item = u64>) -> (IdIndex, u64, u64) {
-        let n = ids.len();
-        let mut ix = IdIndex {
-            dense: vec![NONE; n + 1],
-            sparse: HashMap::new(),
-        };
-        let (mut zero, mut dup) = (0, 0);
-        for (pos, id) in ids.enumerate() {
-            let pos = pos as u32;
-            if id == 0 {
-                zero += 1;
-                continue;
-            }
-            let slot = match usize::try_from(id).ok().filter(|&i| i <= n) {
-                Some(i) => &mut ix.dense[i],
-                None => ix.sparse.entry(id).or_insert(NONE),
-            };
-            if *slot == NONE {
-                *slot = pos;
-            } else {
-                dup += 1;
-            }
-        }
-        (ix, zero, dup)
-    }
-
-    fn get(&self, id: u64) -> Option<usize> {
-        let pos = match usize::try_from(id).ok().and_then(|i| self.dense.get(i)) {
-            Some(&p) => p,
-            None => *self.sparse.get(&id)?,
-        };
-        (pos != NONE).then_some(pos as usize)
-    }
-}
-
-/// The string table with counted out-of-range indexes.
-pub(super) struct Strings<'a> {
-    table: &'a [Vec<u8>],
-    bad: u64,
-}
-
-impl<'a> Strings<'a> {
-    pub(super) fn get(&mut self, i: i64) -> &'a [u8] {
-        match usize::try_from(i).ok().and_then(|i| self.table.get(i)) {
-            Some(s) => s,
-            None => {
-                self.bad += 1;
-                b""
-            }
-        }
-    }
-
-    pub(super) fn text(&mut self, i: i64) -> String {
-        String::from_utf8_lossy(self.get(i)).into_owned()
-    }
-}
-
-/// A location's frames, root-first, as a span of `Converter::loc_frames`.
-#[derive(Clone, Copy, Default)]
-pub(super) struct LocFrames {
-    start: u32,
-    len: u32,
-    /// pprof `Prune`: drop this location and everything below it.
-    pub(super) prune: bool,
-    /// pprof `Prune`: keep this (trimmed) location, drop everything below it.
-    pub(super) beneath: bool,
-}
 
 /// `[basename]` of a mapping's file, or `<unknown>`, as pprof names code it has
 /// no function name for.
@@ -137,343 +60,441 @@ pub(super) fn convert(
     input_len: usize,
     progress: &Progress,
 ) -> Result<Profile, ParseError> {
-    let mut strings = Strings {
-        table: &m.string_table,
-        bad: 0,
-    };
-    let mut problems = IdProblems::default();
+    let mut c = Converter::new(m)?;
+    let ids = c.index_ids();
+    let filter = c.frame_filter();
+    let (loc_table, loc_frames) = c.location_frames(&ids, filter.as_ref());
+    let SampleFrames {
+        order,
+        valid,
+        seq,
+        offs,
+    } = c.sample_frames(
+        &loc_table,
+        loc_frames,
+        filter.is_some(),
+        input_len,
+        progress,
+    )?;
+    let stack_of = build_stacks(&mut c.profile, &order.by_key, &seq, &offs);
+    drop(seq);
+    c.push_samples(&valid, &stack_of);
+    c.profile_facts();
+    c.finish()
+}
 
-    // Value types and the default one.
-    let mut value_types: Vec<ValueType> = m
-        .sample_type
-        .iter()
-        .map(|vt| {
-            let unit = String::from_utf8_lossy(strings.get(vt.unit)).into_owned();
-            ValueType::new(&strings.text(vt.r#type), Unit::from_name(&unit))
-        })
-        .collect();
-    let mut notes = Vec::new();
-    if value_types.is_empty() {
-        let n = m.sample.first().map_or(0, |s| s.value.len());
-        if n == 0 {
-            return Err(invalid(format!(
-                "no samples with values in the profile ({} samples, no sample_type)",
-                m.sample.len()
-            )));
-        }
-        value_types = (0..n)
-            .map(|i| ValueType::new(&format!("value{i}"), Unit::Count))
+/// A conversion under way: the message, the profile being filled in, and the
+/// problems the steps count for the warnings at the end.
+struct Converter<'a> {
+    m: &'a proto::Profile,
+    strings: Strings<'a>,
+    problems: IdProblems,
+    profile: Profile,
+}
+
+/// The message's id indexes, and what each mapping says of its frames.
+struct Ids {
+    mapping: IdIndex,
+    /// Each mapping's object name (`[basename]`).
+    mapping_names: Vec<Vec<u8>>,
+    /// Whether each mapping is the kernel's.
+    kernel: Vec<bool>,
+    function: IdIndex,
+    location: IdIndex,
+}
+
+/// Every valid sample's frames, root-first, in one flat array of keys that sort
+/// like the frames' names (see `build_stacks`).
+struct SampleFrames {
+    order: NameOrder,
+    /// The position in the message of each valid sample.
+    valid: Vec<u32>,
+    /// The frame keys of valid sample `k` are `seq[offs[k]..offs[k + 1]]`.
+    seq: Vec<u32>,
+    offs: Vec<usize>,
+}
+
+impl<'a> Converter<'a> {
+    /// Reads the value types and the default one (unnamed ones when the message
+    /// has none): the empty profile the other steps fill in.
+    fn new(m: &'a proto::Profile) -> Result<Converter<'a>, ParseError> {
+        let mut strings = Strings::new(&m.string_table);
+        let mut value_types: Vec<ValueType> = m
+            .sample_type
+            .iter()
+            .map(|vt| {
+                let unit = String::from_utf8_lossy(strings.get(vt.unit)).into_owned();
+                ValueType::new(&strings.text(vt.r#type), Unit::from_name(&unit))
+            })
             .collect();
-        notes.push(format!(
-            "no sample_type in the profile: its {n} value(s) are shown unnamed (pprof refuses such a file)"
-        ));
-    }
-    let nvalues = value_types.len();
-    let default_name = strings.get(m.default_sample_type);
-    let default_value = (!default_name.is_empty())
-        .then(|| {
-            m.sample_type
-                .iter()
-                .position(|vt| strings.get(vt.r#type) == default_name)
-        })
-        .flatten()
-        .unwrap_or(nvalues - 1);
-
-    let mut profile = Profile::new("pprof", value_types);
-    profile.default_value = default_value;
-    profile.notes = notes;
-    if m.string_table.first().is_some_and(|s| !s.is_empty()) {
-        profile.warnings.push(
-            0,
-            "string_table[0] is not the empty string (pprof refuses this)",
-        );
-    }
-
-    // Mappings: id -> object name.
-    let (mapping_ix, z, d) = IdIndex::new(m.mapping.iter().map(|x| x.id));
-    problems.zero_ids += z;
-    problems.duplicate_ids += d;
-    let mapping_files: Vec<&[u8]> = m.mapping.iter().map(|x| strings.get(x.filename)).collect();
-    let mapping_names: Vec<Vec<u8>> = mapping_files.iter().map(|f| object_name(f)).collect();
-    let kernel: Vec<bool> = mapping_files
-        .iter()
-        .map(|f| f.starts_with(b"[kernel"))
-        .collect();
-
-    // Functions: id -> position.
-    let (function_ix, z, d) = IdIndex::new(m.function.iter().map(|x| x.id));
-    problems.zero_ids += z;
-    problems.duplicate_ids += d;
-
-    let filter = FrameFilter::new(strings.get(m.drop_frames), strings.get(m.keep_frames));
-    if filter.is_none() && m.drop_frames != 0 && !strings.get(m.drop_frames).is_empty() {
-        profile.notes.push(
-            "drop_frames is a regular expression ember does not apply: frames pprof would hide are shown"
-                .into(),
-        );
-    }
-
-    // Locations: each becomes its frames once, root-first.
-    let (location_ix, z, d) = IdIndex::new(m.location.iter().map(|x| x.id));
-    problems.zero_ids += z;
-    problems.duplicate_ids += d;
-    let unknown_object = profile.frames.intern(b"<unknown>");
-    let mut locs: Vec<LocFrames> = Vec::with_capacity(m.location.len());
-    let mut loc_frames: Vec<FrameId> = Vec::with_capacity(m.location.len());
-    // One location's lines: (frame, function, line number, kind, dropped).
-    let mut lines: Vec<(FrameId, Option<&proto::Function>, i64, FrameKind, bool)> = Vec::new();
-    for loc in &m.location {
-        let mapping = if loc.mapping_id == 0 {
-            None
-        } else {
-            let found = mapping_ix.get(loc.mapping_id);
-            if found.is_none() && !m.mapping.is_empty() {
-                problems.missing_mappings += 1;
+        let mut notes = Vec::new();
+        if value_types.is_empty() {
+            let n = m.sample.first().map_or(0, |s| s.value.len());
+            if n == 0 {
+                return Err(invalid(format!(
+                    "no samples with values in the profile ({} samples, no sample_type)",
+                    m.sample.len()
+                )));
             }
-            found
-        };
-        let object = mapping.map_or(unknown_object, |i| profile.frames.intern(&mapping_names[i]));
-        let outer_kind = if mapping.is_some_and(|i| kernel[i]) {
-            FrameKind::Kernel
-        } else {
-            FrameKind::Normal
-        };
-        lines.clear();
-        let last = loc.line.len().saturating_sub(1);
-        for (li, line) in loc.line.iter().enumerate() {
-            let function = if line.function_id == 0 {
+            value_types = (0..n)
+                .map(|i| ValueType::new(&format!("value{i}"), Unit::Count))
+                .collect();
+            notes.push(format!(
+                "no sample_type in the profile: its {n} value(s) are shown unnamed (pprof refuses such a file)"
+            ));
+        }
+        let nvalues = value_types.len();
+        let default_name = strings.get(m.default_sample_type);
+        let default_value = (!default_name.is_empty())
+            .then(|| {
+                m.sample_type
+                    .iter()
+                    .position(|vt| strings.get(vt.r#type) == default_name)
+            })
+            .flatten()
+            .unwrap_or(nvalues - 1);
+
+        let mut profile = Profile::new("pprof", value_types);
+        profile.default_value = default_value;
+        profile.notes = notes;
+        if m.string_table.first().is_some_and(|s| !s.is_empty()) {
+            profile.warnings.push(
+                0,
+                "string_table[0] is not the empty string (pprof refuses this)",
+            );
+        }
+        Ok(Converter {
+            m,
+            strings,
+            problems: IdProblems::default(),
+            profile,
+        })
+    }
+
+    /// Indexes the mappings (with their object names), functions and locations
+    /// by id, counting ids that are 0 or repeated.
+    fn index_ids(&mut self) -> Ids {
+        let m = self.m;
+        let problems = &mut self.problems;
+        let (mapping, z, d) = IdIndex::new(m.mapping.iter().map(|x| x.id));
+        problems.zero_ids += z;
+        problems.duplicate_ids += d;
+        let mapping_files: Vec<&[u8]> = m
+            .mapping
+            .iter()
+            .map(|x| self.strings.get(x.filename))
+            .collect();
+        let mapping_names: Vec<Vec<u8>> = mapping_files.iter().map(|f| object_name(f)).collect();
+        let kernel: Vec<bool> = mapping_files
+            .iter()
+            .map(|f| f.starts_with(b"[kernel"))
+            .collect();
+
+        let (function, z, d) = IdIndex::new(m.function.iter().map(|x| x.id));
+        problems.zero_ids += z;
+        problems.duplicate_ids += d;
+
+        let (location, z, d) = IdIndex::new(m.location.iter().map(|x| x.id));
+        problems.zero_ids += z;
+        problems.duplicate_ids += d;
+        Ids {
+            mapping,
+            mapping_names,
+            kernel,
+            function,
+            location,
+        }
+    }
+
+    /// `drop_frames` / `keep_frames` as pprof's `Prune` applies them, when they
+    /// are plain names; a note says so when `drop_frames` is a regex we skip.
+    fn frame_filter(&mut self) -> Option<FrameFilter> {
+        let (m, strings) = (self.m, &mut self.strings);
+        let filter = FrameFilter::new(strings.get(m.drop_frames), strings.get(m.keep_frames));
+        if filter.is_none() && m.drop_frames != 0 && !strings.get(m.drop_frames).is_empty() {
+            self.profile.notes.push(
+                "drop_frames is a regular expression ember does not apply: frames pprof would hide are shown"
+                    .into(),
+            );
+        }
+        filter
+    }
+
+    /// Makes each location its frames once, root-first (inlined lines first),
+    /// cut where `filter` drops a frame, and records where each frame is first
+    /// met as its source. Returns the locations by id and the flat array of
+    /// every location's frames their spans point into.
+    fn location_frames(
+        &mut self,
+        ids: &Ids,
+        filter: Option<&FrameFilter>,
+    ) -> (LocTable, Vec<FrameId>) {
+        let m = self.m;
+        let Converter {
+            strings,
+            problems,
+            profile,
+            ..
+        } = self;
+        let unknown_object = profile.frames.intern(b"<unknown>");
+        let mut locs: Vec<LocFrames> = Vec::with_capacity(m.location.len());
+        let mut loc_frames: Vec<FrameId> = Vec::with_capacity(m.location.len());
+        // One location's lines: (frame, function, line number, kind, dropped).
+        let mut lines: Vec<(FrameId, Option<&proto::Function>, i64, FrameKind, bool)> = Vec::new();
+        for loc in &m.location {
+            let mapping = if loc.mapping_id == 0 {
                 None
             } else {
-                let found = function_ix.get(line.function_id);
-                if found.is_none() {
-                    problems.missing_functions += 1;
+                let found = ids.mapping.get(loc.mapping_id);
+                if found.is_none() && !m.mapping.is_empty() {
+                    problems.missing_mappings += 1;
                 }
-                found.map(|i| &m.function[i])
+                found
             };
-            let name = function.map_or(&b""[..], |f| strings.get(f.name));
-            let frame = if name.is_empty() {
-                object
+            let object = mapping.map_or(unknown_object, |i| {
+                profile.frames.intern(&ids.mapping_names[i])
+            });
+            let outer_kind = if mapping.is_some_and(|i| ids.kernel[i]) {
+                FrameKind::Kernel
             } else {
-                profile.frames.intern(name)
+                FrameKind::Normal
             };
-            let kind = if li < last {
-                FrameKind::Inlined
-            } else {
-                outer_kind
-            };
-            let dropped = filter
-                .as_ref()
-                .is_some_and(|f| !name.is_empty() && f.drops(name));
-            lines.push((frame, function, line.line, kind, dropped));
-        }
-        if lines.is_empty() {
-            lines.push((object, None, 0, outer_kind, false));
-        }
-        // pprof's Prune: the outermost dropped line cuts the location there.
-        let mut entry = LocFrames::default();
-        let mut keep_from = 0;
-        if let Some(i) = lines.iter().rposition(|l| l.4) {
-            entry.beneath = true;
-            if i + 1 == lines.len() {
-                entry.prune = true;
-            } else {
-                keep_from = i + 1;
+            lines.clear();
+            let last = loc.line.len().saturating_sub(1);
+            for (li, line) in loc.line.iter().enumerate() {
+                let function = if line.function_id == 0 {
+                    None
+                } else {
+                    let found = ids.function.get(line.function_id);
+                    if found.is_none() {
+                        problems.missing_functions += 1;
+                    }
+                    found.map(|i| &m.function[i])
+                };
+                let name = function.map_or(&b""[..], |f| strings.get(f.name));
+                let frame = if name.is_empty() {
+                    object
+                } else {
+                    profile.frames.intern(name)
+                };
+                let kind = if li < last {
+                    FrameKind::Inlined
+                } else {
+                    outer_kind
+                };
+                let dropped = filter.is_some_and(|f| !name.is_empty() && f.drops(name));
+                lines.push((frame, function, line.line, kind, dropped));
             }
+            if lines.is_empty() {
+                lines.push((object, None, 0, outer_kind, false));
+            }
+            // pprof's Prune: the outermost dropped line cuts the location there.
+            let mut entry = LocFrames::default();
+            let mut keep_from = 0;
+            if let Some(i) = lines.iter().rposition(|l| l.4) {
+                entry.beneath = true;
+                if i + 1 == lines.len() {
+                    entry.prune = true;
+                } else {
+                    keep_from = i + 1;
+                }
+            }
+            entry.start = loc_frames.len() as u32;
+            for &(frame, function, line, kind, _) in lines.iter().skip(keep_from).rev() {
+                loc_frames.push(frame);
+                // Where a frame is first met is where it says it comes from.
+                profile
+                    .frame_meta
+                    .entry(frame)
+                    .or_insert_with(|| FrameMeta {
+                        file: function
+                            .map(|f| strings.get(f.filename))
+                            .filter(|f| !f.is_empty())
+                            .map(|f| String::from_utf8_lossy(f).into_owned()),
+                        line: u32::try_from(line).ok().filter(|&l| l > 0),
+                        kind,
+                    });
+            }
+            entry.len = loc_frames.len() as u32 - entry.start;
+            locs.push(entry);
         }
-        entry.start = loc_frames.len() as u32;
-        for &(frame, function, line, kind, _) in lines.iter().skip(keep_from).rev() {
-            loc_frames.push(frame);
-            // Where a frame is first met is where it says it comes from.
-            profile
-                .frame_meta
-                .entry(frame)
-                .or_insert_with(|| FrameMeta {
-                    file: function
-                        .map(|f| strings.get(f.filename))
-                        .filter(|f| !f.is_empty())
-                        .map(|f| String::from_utf8_lossy(f).into_owned()),
-                    line: u32::try_from(line).ok().filter(|&l| l > 0),
-                    kind,
-                });
-        }
-        entry.len = loc_frames.len() as u32 - entry.start;
-        locs.push(entry);
+        let loc_table = LocTable::new(&ids.location, &m.location, &locs);
+        (loc_table, loc_frames)
     }
 
-    let loc_table = LocTable::new(&location_ix, &m.location, &locs);
-    drop(locs);
-
-    // Samples: first each valid sample's frames, root-first, in one flat array,
-    // as keys that sort like the frames' names (see `build_stacks`).
-    let mut order = NameOrder::new(&profile.frames);
-    let loc_keys: Vec<u32> = loc_frames.iter().map(|&f| order.key(f)).collect();
-    drop(loc_frames);
-    let mut valid: Vec<u32> = Vec::with_capacity(m.sample.len());
-    let mut seq: Vec<u32> = Vec::with_capacity(m.sample.iter().map(|s| s.location_id.len()).sum());
-    let mut offs: Vec<usize> = Vec::with_capacity(m.sample.len() + 1);
-    let mut unknown: HashMap<u64, u32> = HashMap::new();
-    let frame_limit = input_len
-        .saturating_mul(FRAMES_PER_BYTE)
-        .saturating_add(1 << 20);
-    offs.push(0);
-    for (si, s) in m.sample.iter().enumerate() {
-        if si % CANCEL_EVERY == 0 && progress.is_cancelled() {
+    /// Each sample with the right number of values becomes its frames, root-first
+    /// (pruned when `prune`; a missing location is an `[unknown location]`
+    /// frame), bounded by what `input_len` bytes can sensibly hold.
+    fn sample_frames(
+        &mut self,
+        loc_table: &LocTable,
+        loc_frames: Vec<FrameId>,
+        prune: bool,
+        input_len: usize,
+        progress: &Progress,
+    ) -> Result<SampleFrames, ParseError> {
+        let m = self.m;
+        let Converter {
+            problems, profile, ..
+        } = self;
+        let nvalues = profile.value_types.len();
+        let mut order = NameOrder::new(&profile.frames);
+        let loc_keys: Vec<u32> = loc_frames.iter().map(|&f| order.key(f)).collect();
+        drop(loc_frames);
+        let mut valid: Vec<u32> = Vec::with_capacity(m.sample.len());
+        let mut seq: Vec<u32> =
+            Vec::with_capacity(m.sample.iter().map(|s| s.location_id.len()).sum());
+        let mut offs: Vec<usize> = Vec::with_capacity(m.sample.len() + 1);
+        let mut unknown: HashMap<u64, u32> = HashMap::new();
+        let frame_limit = input_len
+            .saturating_mul(FRAMES_PER_BYTE)
+            .saturating_add(1 << 20);
+        offs.push(0);
+        for (si, s) in m.sample.iter().enumerate() {
+            if si % CANCEL_EVERY == 0 && progress.is_cancelled() {
+                return Err(ParseError::Cancelled);
+            }
+            if s.value.len() != nvalues {
+                problems.bad_values += 1;
+                problems.first_bad_values.get_or_insert((si, s.value.len()));
+                continue;
+            }
+            let lo = if prune {
+                prune_start(&s.location_id, |id| loc_table.get(id))
+            } else {
+                0
+            };
+            for &id in s.location_id[lo..].iter().rev() {
+                match loc_table.get(id) {
+                    Some(l) if l.len == 1 => seq.push(loc_keys[l.start as usize]),
+                    Some(l) => {
+                        // Inlined lines multiply a location: bound what a small
+                        // input can make us hold.
+                        if seq.len() + l.len as usize > frame_limit {
+                            return Err(invalid(format!(
+                                "the stacks would hold more than {frame_limit} frames \
+                                 ({FRAMES_PER_BYTE} per input byte): too many inlined lines per location"
+                            )));
+                        }
+                        seq.extend_from_slice(
+                            &loc_keys[l.start as usize..(l.start + l.len) as usize],
+                        );
+                    }
+                    None => {
+                        problems.missing_locations += 1;
+                        problems.first_missing_location.get_or_insert(id);
+                        let key = match unknown.get(&id) {
+                            Some(&k) => k,
+                            None => {
+                                let name = format!("[unknown location {id:#x}]");
+                                let k = order.key(profile.frames.intern(name.as_bytes()));
+                                unknown.insert(id, k);
+                                k
+                            }
+                        };
+                        seq.push(key);
+                    }
+                }
+            }
+            valid.push(si as u32);
+            offs.push(seq.len());
+        }
+        if progress.is_cancelled() {
             return Err(ParseError::Cancelled);
         }
-        if s.value.len() != nvalues {
-            problems.bad_values += 1;
-            problems.first_bad_values.get_or_insert((si, s.value.len()));
-            continue;
-        }
-        let lo = if filter.is_some() {
-            prune_start(&s.location_id, |id| loc_table.get(id))
-        } else {
-            0
-        };
-        for &id in s.location_id[lo..].iter().rev() {
-            match loc_table.get(id) {
-                Some(l) if l.len == 1 => seq.push(loc_keys[l.start as usize]),
-                Some(l) => {
-                    // Inlined lines multiply a location: bound what a small
-                    // input can make us hold.
-                    if seq.len() + l.len as usize > frame_limit {
-                        return Err(invalid(format!(
-                            "the stacks would hold more than {frame_limit} frames \
-                             ({FRAMES_PER_BYTE} per input byte): too many inlined lines per location"
-                        )));
-                    }
-                    seq.extend_from_slice(&loc_keys[l.start as usize..(l.start + l.len) as usize]);
-                }
-                None => {
-                    problems.missing_locations += 1;
-                    problems.first_missing_location.get_or_insert(id);
-                    let key = match unknown.get(&id) {
-                        Some(&k) => k,
-                        None => {
-                            let name = format!("[unknown location {id:#x}]");
-                            let k = order.key(profile.frames.intern(name.as_bytes()));
-                            unknown.insert(id, k);
-                            k
-                        }
-                    };
-                    seq.push(key);
-                }
+        Ok(SampleFrames {
+            order,
+            valid,
+            seq,
+            offs,
+        })
+    }
+
+    /// Pushes the valid samples in file order with their stacks (`stack_of`,
+    /// from `build_stacks`), values and label sets.
+    fn push_samples(&mut self, valid: &[u32], stack_of: &[u32]) {
+        let m = self.m;
+        let profile = &mut self.profile;
+        let nvalues = profile.value_types.len();
+        let mut labels = LabelSets::default();
+        profile.samples.stack.reserve(valid.len());
+        profile
+            .samples
+            .values
+            .reserve(valid.len().saturating_mul(nvalues));
+        for (k, &si) in valid.iter().enumerate() {
+            let s = &m.sample[si as usize];
+            let stack = stack_of[k];
+            profile.push_sample((stack != u32::MAX).then_some(StackId(stack)), &s.value);
+            if !s.label.is_empty() || labels.any {
+                let set = labels.set_of(&s.label, &mut self.strings);
+                labels.push(k, set);
             }
         }
-        valid.push(si as u32);
-        offs.push(seq.len());
+        labels.finish(profile);
     }
-    if progress.is_cancelled() {
-        return Err(ParseError::Cancelled);
-    }
-    let stack_of = build_stacks(&mut profile, &order.by_key, &seq, &offs);
-    drop(seq);
 
-    // Then the samples in file order, with their stacks, values and labels.
-    let mut labels = LabelSets::default();
-    profile.samples.stack.reserve(valid.len());
-    profile
-        .samples
-        .values
-        .reserve(valid.len().saturating_mul(nvalues));
-    for (k, &si) in valid.iter().enumerate() {
-        let s = &m.sample[si as usize];
-        let stack = stack_of[k];
-        profile.push_sample((stack != u32::MAX).then_some(StackId(stack)), &s.value);
-        if !s.label.is_empty() || labels.any {
-            let set = labels.set_of(&s.label, &mut strings);
-            labels.push(k, set);
+    /// The profile's facts: start time, duration, period, comments, the
+    /// frame filters and doc URL as written, the main binary and its build id.
+    fn profile_facts(&mut self) {
+        let (m, strings) = (self.m, &mut self.strings);
+        let meta = &mut self.profile.meta;
+        meta.start_unix_ns = u64::try_from(m.time_nanos).ok().filter(|&t| t > 0);
+        meta.duration_ns = u64::try_from(m.duration_nanos).ok().filter(|&t| t > 0);
+        if m.period != 0 {
+            let pt = m.period_type.unwrap_or_default();
+            let unit = String::from_utf8_lossy(strings.get(pt.unit)).into_owned();
+            meta.period = Some((
+                m.period,
+                ValueType::new(&strings.text(pt.r#type), Unit::from_name(&unit)),
+            ));
         }
-    }
-    labels.finish(&mut profile);
-
-    // Profile facts.
-    let meta = &mut profile.meta;
-    meta.start_unix_ns = u64::try_from(m.time_nanos).ok().filter(|&t| t > 0);
-    meta.duration_ns = u64::try_from(m.duration_nanos).ok().filter(|&t| t > 0);
-    if m.period != 0 {
-        let pt = m.period_type.unwrap_or_default();
-        let unit = String::from_utf8_lossy(strings.get(pt.unit)).into_owned();
-        meta.period = Some((
-            m.period,
-            ValueType::new(&strings.text(pt.r#type), Unit::from_name(&unit)),
-        ));
-    }
-    for &c in &m.comment {
-        meta.extra.push(("comment".into(), strings.text(c)));
-    }
-    for (key, idx) in [
-        ("drop_frames", m.drop_frames),
-        ("keep_frames", m.keep_frames),
-        ("doc_url", m.doc_url),
-    ] {
-        if idx != 0 {
-            meta.extra.push((key.into(), strings.text(idx)));
+        for &c in &m.comment {
+            meta.extra.push(("comment".into(), strings.text(c)));
         }
-    }
-    if let Some(main) = m.mapping.first() {
-        let file = strings.text(main.filename);
-        if !file.is_empty() {
-            meta.extra.push(("binary".into(), file));
+        for (key, idx) in [
+            ("drop_frames", m.drop_frames),
+            ("keep_frames", m.keep_frames),
+            ("doc_url", m.doc_url),
+        ] {
+            if idx != 0 {
+                meta.extra.push((key.into(), strings.text(idx)));
+            }
         }
-        let build = strings.text(main.build_id);
-        if !build.is_empty() {
-            meta.extra.push(("build_id".into(), build));
+        if let Some(main) = m.mapping.first() {
+            let file = strings.text(main.filename);
+            if !file.is_empty() {
+                meta.extra.push(("binary".into(), file));
+            }
+            let build = strings.text(main.build_id);
+            if !build.is_empty() {
+                meta.extra.push(("build_id".into(), build));
+            }
         }
     }
 
-    report(&mut profile, &problems, strings.bad, m);
-    if profile.samples.is_empty() {
-        let why = match profile.warnings.first.first() {
-            Some(w) => format!("; {}", w.message),
-            None => String::new(),
-        };
-        return Err(invalid(format!(
-            "no samples in the profile ({} sample records, {} sample types){why}",
-            m.sample.len(),
-            m.sample_type.len()
-        )));
-    }
-    Ok(profile)
-}
-
-/// Location id -> its frames, directly indexed for the usual small dense ids.
-struct LocTable {
-    dense: Vec<LocFrames>,
-    sparse: HashMap<u64, LocFrames>,
-}
-
-impl LocTable {
-    fn new(index: &IdIndex, locations: &[proto::Location], locs: &[LocFrames]) -> LocTable {
-        let mut t = LocTable {
-            dense: vec![LocFrames::default(); locations.len() + 1],
-            sparse: HashMap::new(),
-        };
-        for loc in locations {
-            let Some(i) = index.get(loc.id) else {
-                continue;
+    /// Turns the counted problems into warnings; a profile left without
+    /// samples is an error that says why.
+    fn finish(self) -> Result<Profile, ParseError> {
+        let Converter {
+            m,
+            strings,
+            problems,
+            mut profile,
+        } = self;
+        report(&mut profile, &problems, strings.bad(), m);
+        if profile.samples.is_empty() {
+            let why = match profile.warnings.first.first() {
+                Some(w) => format!("; {}", w.message),
+                None => String::new(),
             };
-            match usize::try_from(loc.id)
-                .ok()
-                .and_then(|id| t.dense.get_mut(id))
-            {
-                Some(slot) => *slot = locs[i],
-                None => {
-                    t.sparse.insert(loc.id, locs[i]);
-                }
-            }
+            return Err(invalid(format!(
+                "no samples in the profile ({} sample records, {} sample types){why}",
+                m.sample.len(),
+                m.sample_type.len()
+            )));
         }
-        t
-    }
-
-    /// Every location has at least one frame, so an empty entry is no location.
-    #[inline]
-    fn get(&self, id: u64) -> Option<LocFrames> {
-        match usize::try_from(id).ok().and_then(|i| self.dense.get(i)) {
-            Some(l) if l.len > 0 => Some(*l),
-            Some(_) => None,
-            None => self.sparse.get(&id).copied(),
-        }
+        Ok(profile)
     }
 }
 

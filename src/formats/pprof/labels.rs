@@ -2,8 +2,8 @@
 
 use std::collections::HashMap;
 
-use super::convert::Strings;
 use super::proto;
+use super::tables::Strings;
 use crate::model::{Profile, ThreadInfo};
 
 /// Deduplicated label sets and the per-sample column, built as samples arrive.

@@ -1,7 +1,7 @@
 //! pprof's `Prune`: `drop_frames` / `keep_frames` applied when they are plain
 //! `|`-separated names.
 
-use super::convert::LocFrames;
+use super::tables::LocFrames;
 
 /// `drop_frames` / `keep_frames` when they are plain alternatives of names.
 pub(super) struct FrameFilter {

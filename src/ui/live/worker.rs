@@ -13,8 +13,8 @@ use crate::input::Progress;
 use crate::live::{self, Follower, Update};
 use crate::model::{CallTree, Profile, TreeOptions};
 use crate::ui::Msg;
-use crate::ui::app::Loaded;
 use crate::ui::flame_state::Orientation;
+use crate::ui::loaded::Loaded;
 
 /// Builds the view of `profile` that `settings` ask for (what the worker sends);
 /// the flag says a window was asked for but the profile has no timestamps.
