@@ -484,10 +484,10 @@ impl Folder {
 
 /// Inputs smaller than this are parsed on one thread: splitting would save less
 /// than it costs. A variable only so that tests can split small files.
-static PARALLEL_MIN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(32 << 20);
+static PARALLEL_MIN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(256 << 20);
 
 /// Splits folded files from `bytes` up for a parallel parse (tests only: the
-/// default is 32 MiB).
+/// default is 256 MiB).
 #[doc(hidden)]
 pub fn set_parallel_min(bytes: u64) {
     PARALLEL_MIN.store(bytes, std::sync::atomic::Ordering::Relaxed);
