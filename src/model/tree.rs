@@ -13,6 +13,9 @@ use super::stacks::{NO_PREFIX, StackId};
 /// resting on fewer ([`CallTree::samples`]) is noise-level, and the viewer dims it.
 pub const NOISE_SAMPLES: i64 = 50;
 
+/// Trees with more nodes than this build their child lists on a second thread.
+const PARALLEL_NODES: usize = 1 << 20;
+
 /// Index of a node in a [`CallTree`]; `NodeId::ROOT` is the synthetic root.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct NodeId(pub u32);
@@ -95,8 +98,24 @@ impl CallTree {
         let value = options.value.min(stride - 1);
         let range = options.samples.clone().unwrap_or(0..profile.samples.len());
         let mut self_w = column_self(profile, range.clone(), value);
-        let mut total = self_w.clone();
-        roll_up(profile, &mut total);
+        // On a big tree the child lists (from the self weights) are built on a
+        // second thread while the totals roll up; not when the widths are
+        // still to change (the larger of a diff's two sides).
+        let (mut total, lists) = if self_w.len() > PARALLEL_NODES && !options.larger {
+            std::thread::scope(|s| {
+                let lists = s.spawn(|| child_lists(profile, &self_w));
+                let mut total = self_w.clone();
+                roll_up(profile, &mut total);
+                let lists = lists
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
+                (total, Some(lists))
+            })
+        } else {
+            let mut total = self_w.clone();
+            roll_up(profile, &mut total);
+            (total, None)
+        };
         let mut pair = if options.one_side {
             None
         } else {
@@ -109,7 +128,10 @@ impl CallTree {
             }
             _ => false,
         };
-        let (child_start, children) = child_lists(profile, &self_w);
+        let (child_start, children) = match lists {
+            Some(lists) => lists,
+            None => child_lists(profile, &self_w),
+        };
         let shown = profile.value_types.get(value);
         let (counts, sample_scale) = match (&pair, shown) {
             (Some(p), Some(vt)) => match (&p.counts[p.side], &p.shown) {
