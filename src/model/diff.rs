@@ -10,67 +10,13 @@
 use thiserror::Error;
 
 use super::frames::FrameId;
+// What a profile and a tree know of a comparison's two sides is defined with
+// them, so that imports point one way (diff -> profile, tree).
+pub use super::profile::{DiffMeta, SideInfo};
 use super::profile::{Profile, Samples, Unit, ValueType};
 use super::stacks::StackId;
+pub use super::tree::NodePair;
 use super::tree::{CallTree, NodeId, TreeOptions};
-
-/// Which value columns of a diff profile hold each side.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DiffMeta {
-    /// `[before, after]`.
-    pub sides: [SideInfo; 2],
-    /// Things the user must know to read the comparison (different sampling rates,
-    /// value types paired by unit only).
-    pub cautions: Vec<String>,
-}
-
-/// One side of a comparison.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SideInfo {
-    /// The input's short name ("before.folded").
-    pub name: String,
-    /// The input's format ("pprof").
-    pub format: String,
-    /// The side's value type as its profile named it ("cpu", "samples").
-    pub kind: String,
-    /// The column of the merged profile that holds the side's values.
-    pub value: usize,
-    /// The column holding the side's sample counts (the value column itself when
-    /// the values count samples).
-    pub count: usize,
-    /// Whether `count` is each sample row counted once, because the profile has
-    /// no sample-count value type (the test is then approximate).
-    pub rows_counted: bool,
-    pub duration_ns: Option<u64>,
-    /// The sampling period and what it counts.
-    pub period: Option<(i64, ValueType)>,
-}
-
-impl DiffMeta {
-    /// Meta for a profile that already holds both sides as sample counts in
-    /// columns 0 and 1 (the two-count folded form).
-    pub fn two_count(format: &str) -> DiffMeta {
-        let side = |value: usize, kind: &str| SideInfo {
-            name: kind.to_string(),
-            format: format.to_string(),
-            kind: kind.to_string(),
-            value,
-            count: value,
-            rows_counted: false,
-            duration_ns: None,
-            period: None,
-        };
-        DiffMeta {
-            sides: [side(0, "before"), side(1, "after")],
-            cautions: Vec::new(),
-        }
-    }
-
-    /// The side (0 before, 1 after) whose values live in column `value`.
-    pub fn side_of(&self, value: usize) -> Option<usize> {
-        self.sides.iter().position(|s| s.value == value)
-    }
-}
 
 #[derive(Debug, Error)]
 pub enum DiffError {
@@ -790,14 +736,6 @@ impl DeltaTable {
         let scale = profile.value_types[meta.sides[0].value].scale();
         Compare::new(meta, norm, self.totals, self.sample_totals, scale)
     }
-}
-
-/// A node's values on both sides.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct NodePair {
-    /// Stored totals, `[before, after]`.
-    pub total: [i64; 2],
-    pub samples: [f64; 2],
 }
 
 /// The root of a diff tree compared under `norm`.

@@ -13,6 +13,14 @@ use super::stacks::{NO_PREFIX, StackId};
 /// resting on fewer ([`CallTree::samples`]) is noise-level, and the viewer dims it.
 pub const NOISE_SAMPLES: i64 = 50;
 
+/// A node's values on both sides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NodePair {
+    /// Stored totals, `[before, after]`.
+    pub total: [i64; 2],
+    pub samples: [f64; 2],
+}
+
 /// Trees with more nodes than this build their child lists on a second thread.
 const PARALLEL_NODES: usize = 1 << 20;
 
@@ -266,17 +274,17 @@ impl CallTree {
 
     /// Both sides' totals of node `n` when the tree shows one side of a diff
     /// profile.
-    pub fn pair(&self, n: NodeId) -> Option<crate::model::diff::NodePair> {
+    pub fn pair(&self, n: NodeId) -> Option<NodePair> {
         self.pair_of(n, 1)
     }
 
     /// Both sides' self weights of node `n`, as [`CallTree::pair`].
-    pub fn pair_self(&self, n: NodeId) -> Option<crate::model::diff::NodePair> {
+    pub fn pair_self(&self, n: NodeId) -> Option<NodePair> {
         self.pair_of(n, 0)
     }
 
     /// `which`: 0 self, 1 total.
-    fn pair_of(&self, n: NodeId, which: usize) -> Option<crate::model::diff::NodePair> {
+    fn pair_of(&self, n: NodeId, which: usize) -> Option<NodePair> {
         let p = self.pair.as_deref()?;
         let i = n.0 as usize;
         let mut total = [0i64; 2];
@@ -290,7 +298,7 @@ impl CallTree {
             Some(c) => c[which][i] as f64 / p.scales[s],
             None => total[s] as f64 / p.scales[s],
         });
-        Some(crate::model::diff::NodePair { total, samples })
+        Some(NodePair { total, samples })
     }
 
     #[inline]

@@ -525,7 +525,7 @@ impl App {
             MouseEventKind::Down(MouseButton::Left) => {
                 let Some(node) = flame
                     .hit(col, row)
-                    .or_else(|| other_hit.map(|n| super::diff::live_ancestor(tree, profile, n)))
+                    .or_else(|| other_hit.map(|n| super::loaded::live_ancestor(tree, profile, n)))
                 else {
                     return;
                 };

@@ -37,7 +37,7 @@ pub struct Loaded {
     /// The delta table, when the profile is a comparison.
     pub delta: super::diff::DeltaState,
     /// The other side's pane of the linked before | after view.
-    pub pair: Option<Box<super::diff::PairPane>>,
+    pub pair: Option<Box<PairPane>>,
 }
 
 /// The profile, tree and view state that keys and panels act on.
@@ -184,4 +184,57 @@ fn next_id() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The other side's pane of the linked view: its tree and a flame state that
+/// mirrors the active one.
+pub struct PairPane {
+    /// What it was built for: the Loaded id, inverted or not, the active value.
+    key: (u64, bool, usize),
+    pub tree: CallTree,
+    pub flame: super::flame_state::FlameState,
+}
+
+/// The deepest node along `n`'s path (itself included) that `tree` shows.
+pub fn live_ancestor(tree: &CallTree, p: &Profile, mut n: NodeId) -> NodeId {
+    while n != NodeId::ROOT && tree.total(n) == 0 {
+        n = tree.parent(p, n).unwrap_or(NodeId::ROOT);
+    }
+    n
+}
+
+impl Loaded {
+    /// The linked view's pane for the other side, rebuilt when the view changed.
+    pub(super) fn ensure_pair(&mut self) -> Option<&mut PairPane> {
+        let l = self;
+        let meta = l.profile.meta.diff.as_deref()?;
+        let side = meta.side_of(l.tree.options.value)?;
+        let key = (l.id, l.inverted, l.tree.options.value);
+        if l.pair.as_ref().is_none_or(|p| p.key != key) {
+            let tree = CallTree::build(
+                &l.profile,
+                crate::model::TreeOptions {
+                    value: meta.sides[1 - side].value,
+                    one_side: true,
+                    ..l.tree.options.clone()
+                },
+            );
+            l.pair = Some(Box::new(PairPane {
+                key,
+                tree,
+                flame: super::flame_state::FlameState::new(l.flame.orientation),
+            }));
+        }
+        let pane = l.pair.as_deref_mut()?;
+        if pane.tree.options.order != l.tree.options.order {
+            pane.tree.set_order(&l.profile, l.tree.options.order);
+        }
+        // Linked by node id, which is the frame path: the same place on both sides.
+        let (main, p) = (&l.flame, &l.profile);
+        pane.flame.orientation = main.orientation;
+        pane.flame.zoom = live_ancestor(&pane.tree, p, main.zoom);
+        pane.flame.selected = live_ancestor(&pane.tree, p, main.selected);
+        pane.flame.scroll = main.scroll;
+        Some(pane)
+    }
 }

@@ -42,6 +42,7 @@ fn total_label(v: i64, vt: &ValueType, types: usize) -> String {
 use crate::sanitize::sanitize;
 
 mod screens;
+mod split;
 use screens::{draw_help, draw_loading};
 
 /// Draws the whole screen for the current phase.
@@ -179,7 +180,7 @@ fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
                 hide_noise: cx.diff.hide_noise,
                 pairs: None,
             });
-            super::diff::draw_split(frame, graph, l, theme, search.matches.as_ref(), paint);
+            split::draw_split(frame, graph, l, theme, search.matches.as_ref(), paint);
         }
         View::Flame | View::Inverted => {
             let widget = FlameView {
