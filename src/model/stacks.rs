@@ -218,7 +218,7 @@ pub fn reversed_paths_parallel(
     }
     let ((mut table, ids_a), (second, ids_b)) = std::thread::scope(|scope| {
         let hb = scope.spawn(|| reversed_paths(old, nframes, &b));
-        let ra = reversed_paths(old, nframes, &a);
+        let ra = reversed_paths_with_room(old, nframes, &a, &b);
         let rb = hb.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         (ra, rb)
     });
@@ -255,6 +255,17 @@ pub fn reversed_paths_parallel(
 /// walk waited on one hash probe after another. O(sum of path lengths + frames).
 /// The new table comes out breadth first: a parent's children have adjacent ids.
 pub fn reversed_paths(old: &StackTable, nframes: usize, from: &[u32]) -> (StackTable, Vec<u32>) {
+    reversed_paths_with_room(old, nframes, from, &[])
+}
+
+/// [`reversed_paths`] with room left in the table for the reversal of `more`
+/// too (appended afterwards, as the parallel version does).
+fn reversed_paths_with_room(
+    old: &StackTable,
+    nframes: usize,
+    from: &[u32],
+    more: &[u32],
+) -> (StackTable, Vec<u32>) {
     #[derive(Clone, Copy)]
     struct Cursor {
         /// Where the path is in `old`.
@@ -271,7 +282,24 @@ pub fn reversed_paths(old: &StackTable, nframes: usize, from: &[u32]) -> (StackT
         .copied()
         .zip(old.prefix.iter().copied())
         .collect();
+    // At most one new stack per step: the paths' total length, from each old
+    // stack's depth (one pass, prefixes first), so the table never regrows.
+    let mut depth: Vec<u32> = Vec::with_capacity(old.len());
+    for &p in &old.prefix {
+        depth.push(if p == NO_PREFIX {
+            1
+        } else {
+            depth[p as usize] + 1
+        });
+    }
+    let steps: usize = from
+        .iter()
+        .chain(more)
+        .map(|&s| depth[s as usize] as usize)
+        .sum();
+    drop(depth);
     let mut new = StackTable::new();
+    new.reserve(steps);
     let mut out = vec![NO_PREFIX; from.len()];
     let mut stamp = vec![u32::MAX; nframes];
     let mut slot = vec![0u32; nframes];
