@@ -340,46 +340,48 @@ impl Follower {
             };
             return Ok((state, Arc::new(p)));
         };
-        if format == Format::Folded
-            && let Some((start, end)) =
-                formats::parallel_range(&self.path, &opened, &self.options, &self.name)
-            && let Some(parsed) = formats::folded::parse_parallel(&self.path, start, end, progress)
-        {
-            // A big file: parsed on two threads, then resumed as a stream.
-            drop(opened);
-            let (folder, rest) = parsed.map_err(|e| formats::parse_error(e, &self.name, format))?;
-            let mut stream = LineStream::resume_folded(folder, rest, end - start);
-            let ends = Ends::of_file(&self.path, end).map_err(|e| self.io_error(e))?;
-            let after = fs::metadata(&self.path).ok();
-            let after = after.filter(|m| FileId::of(m) == before.id);
-            let stamp = stamp_after(before.id, end, after.as_ref());
-            let profile = finish_stream(&mut stream, &self.options, &self.name)?;
-            let state = State::Stream {
-                stream,
-                stamp,
-                offset: end,
-                ends,
-            };
-            return Ok((state, profile));
-        }
-        let bom = opened.head.len() - formats::strip_bom(&opened.head).len();
-        let (mut offset, mut ends) = (0, Ends::default());
-        let mut reader = opened.reader;
-        read_into(
-            &mut reader,
-            &mut stream,
-            &mut offset,
-            &mut ends,
-            Some((progress, bom)),
-        )
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::Interrupted => LoadError::Cancelled,
-            _ => LoadError::Read {
-                path: self.name.clone(),
-                format: format.name(),
-                source: e,
-            },
-        })?;
+        // A big folded file is parsed on two threads, then resumed as a stream.
+        let split = (format == Format::Folded)
+            .then(|| formats::parallel_range(&self.path, &opened, &self.options, &self.name))
+            .flatten()
+            .and_then(|(start, end)| {
+                let parsed = formats::folded::parse_parallel(&self.path, start, end, progress)?;
+                Some((start, end, parsed))
+            });
+        let (mut stream, offset, ends) = match split {
+            Some((start, end, parsed)) => {
+                drop(opened);
+                let (folder, rest) =
+                    parsed.map_err(|e| formats::parse_error(e, &self.name, format))?;
+                let ends = Ends::of_file(&self.path, end).map_err(|e| self.io_error(e))?;
+                (
+                    LineStream::resume_folded(folder, rest, end - start),
+                    end,
+                    ends,
+                )
+            }
+            None => {
+                let bom = opened.head.len() - formats::strip_bom(&opened.head).len();
+                let (mut offset, mut ends) = (0, Ends::default());
+                let mut reader = opened.reader;
+                read_into(
+                    &mut reader,
+                    &mut stream,
+                    &mut offset,
+                    &mut ends,
+                    Some((progress, bom)),
+                )
+                .map_err(|e| match e.kind() {
+                    io::ErrorKind::Interrupted => LoadError::Cancelled,
+                    _ => LoadError::Read {
+                        path: self.name.clone(),
+                        format: format.name(),
+                        source: e,
+                    },
+                })?;
+                (stream, offset, ends)
+            }
+        };
         let after = fs::metadata(&self.path).ok();
         let after = after.filter(|m| FileId::of(m) == before.id);
         let stamp = stamp_after(before.id, offset, after.as_ref());
