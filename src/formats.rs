@@ -286,11 +286,12 @@ fn load_folded_parallel(
     options: &LoadOptions,
     progress: &Arc<Progress>,
 ) -> Option<Result<Profile, LoadError>> {
-    let (start, end) = parallel_range(file, opened, options, path)?;
-    let result = folded::parse_parallel(file, start, end, progress)?.map(|(mut folder, rest)| {
-        folder.chunk(&rest, true);
-        folder.finish()
-    });
+    let (start, end, id) = parallel_range(opened, options, path)?;
+    let result =
+        folded::parse_parallel(file, id, start, end, progress)?.map(|(mut folder, rest)| {
+            folder.chunk(&rest, true);
+            folder.finish()
+        });
     Some(
         result
             .map_err(|e| parse_error(e, path, Format::Folded))
@@ -298,14 +299,14 @@ fn load_folded_parallel(
     )
 }
 
-/// The byte range of `file` that a parallel folded parse reads (the whole
-/// file after any UTF-8 byte-order mark), when it is a plain folded file.
+/// The byte range of the opened file that a parallel folded parse reads (the
+/// whole file after any UTF-8 byte-order mark) and the file's identity, when it
+/// is a plain folded file.
 pub(crate) fn parallel_range(
-    file: &std::path::Path,
     opened: &input::Opened,
     options: &LoadOptions,
     path: &str,
-) -> Option<(u64, u64)> {
+) -> Option<(u64, u64, input::FileId)> {
     if opened.gzipped || input::decode_utf16(&opened.head).is_some() {
         return None;
     }
@@ -314,12 +315,9 @@ pub(crate) fn parallel_range(
     if format != Format::Folded {
         return None;
     }
-    let meta = std::fs::metadata(file).ok()?;
-    if !meta.is_file() {
-        return None;
-    }
+    let meta = opened.meta.as_ref().filter(|m| m.is_file())?;
     let start = (opened.head.len() - strip_bom(&opened.head).len()) as u64;
-    Some((start, meta.len()))
+    Some((start, meta.len(), input::FileId::of(meta)))
 }
 
 /// Reads two profiles at once (one thread each) and merges them into one diff

@@ -1,6 +1,6 @@
 //! Where profile bytes come from: a file or stdin, gzipped or not, with progress.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{self, Cursor, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -110,6 +110,36 @@ pub struct Opened {
     pub head: Vec<u8>,
     pub reader: Box<dyn Read + Send>,
     pub gzipped: bool,
+    /// The opened file's own metadata (taken from the handle, not the path: a
+    /// file renamed over the path after the open is another file). `None` for
+    /// stdin and bytes in memory.
+    pub meta: Option<Metadata>,
+}
+
+/// Which file a path names: (device, inode) on unix. Elsewhere every file looks the
+/// same and size, mtime and the bytes read tell changes apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileId(u64, u64);
+
+impl FileId {
+    #[cfg(unix)]
+    pub fn of(meta: &Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId(meta.dev(), meta.ino())
+    }
+
+    #[cfg(not(unix))]
+    pub fn of(_meta: &Metadata) -> FileId {
+        FileId(0, 0)
+    }
+}
+
+/// Opens `path` again, checking that it is still the file `id` names; `None`
+/// when it is not (renamed over or recreated since).
+pub fn reopen_same(path: &Path, id: FileId) -> Option<File> {
+    let file = File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    (FileId::of(&meta) == id).then_some(file)
 }
 
 /// How many decompressed bytes detection looks at.
@@ -117,6 +147,7 @@ pub const HEAD_LEN: usize = 64 * 1024;
 
 /// Opens `source` for reading. Never writes to it.
 pub fn open(source: &Source, progress: &Arc<Progress>) -> io::Result<Opened> {
+    let mut opened_meta = None;
     let raw: Box<dyn Read + Send> = match source {
         Source::Path(p) => {
             let f = File::open(p)?;
@@ -129,6 +160,7 @@ pub fn open(source: &Source, progress: &Arc<Progress>) -> io::Result<Opened> {
                 } else {
                     progress.total.store(meta.len(), Ordering::Relaxed);
                 }
+                opened_meta = Some(meta);
             }
             Box::new(f)
         }
@@ -155,6 +187,7 @@ pub fn open(source: &Source, progress: &Arc<Progress>) -> io::Result<Opened> {
         head,
         reader,
         gzipped,
+        meta: opened_meta,
     })
 }
 

@@ -23,7 +23,7 @@ pub use watch::{WatchHandle, profiles_in, watch_dir, watch_file};
 use crate::error::LoadError;
 use crate::formats::stream::LineStream;
 use crate::formats::{self, Format, LoadOptions};
-use crate::input::{self, Progress, Source};
+use crate::input::{self, FileId, Progress, Source};
 use crate::model::Profile;
 
 /// How many bytes at the start of a file and just before the read offset are kept
@@ -48,24 +48,6 @@ pub enum Update {
     /// The file is unreadable as it stands (half-written protobuf/gzip/JSON...); the
     /// last good profile is kept and the next change tries again.
     Incomplete(LoadError),
-}
-
-/// Which file a path names: (device, inode) on unix. Elsewhere every file looks the
-/// same and size, mtime and the tail bytes tell changes apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct FileId(u64, u64);
-
-impl FileId {
-    #[cfg(unix)]
-    fn of(meta: &Metadata) -> FileId {
-        use std::os::unix::fs::MetadataExt;
-        FileId(meta.dev(), meta.ino())
-    }
-
-    #[cfg(not(unix))]
-    fn of(_meta: &Metadata) -> FileId {
-        FileId(0, 0)
-    }
 }
 
 /// A file's identity, size and modification time at one moment.
@@ -319,8 +301,10 @@ impl Follower {
     }
 
     /// A whole read: a line format into a stream that later appends resume, any
-    /// other through `formats::load_opened`. `before` is the file's stamp taken
-    /// before opening it: if the file changes meanwhile, the next poll sees it.
+    /// other through `formats::load_opened`. The state's stamp is the opened
+    /// file's own (`before`, the path's stamp taken before opening, where that
+    /// is unknown): if the file changes meanwhile, or another is renamed over
+    /// the path, the next poll sees it.
     fn read_whole(
         &self,
         progress: &Arc<Progress>,
@@ -328,6 +312,7 @@ impl Follower {
     ) -> Result<(State, Arc<Profile>), LoadError> {
         let source = Source::Path(self.path.clone());
         let opened = input::open(&source, progress).map_err(|e| self.io_error(e))?;
+        let before = opened.meta.as_ref().map_or(before, Stamp::of);
         let complete = opened.head.len() < input::HEAD_LEN;
         let format = formats::detect_head(&opened.head, complete, &self.options, &self.name)?;
         let plain = !opened.gzipped && input::decode_utf16(&opened.head).is_none();
@@ -341,19 +326,20 @@ impl Follower {
             return Ok((state, Arc::new(p)));
         };
         // A big folded file is parsed on two threads, then resumed as a stream.
+        // Every handle is checked to be the opened file.
         let split = (format == Format::Folded)
-            .then(|| formats::parallel_range(&self.path, &opened, &self.options, &self.name))
+            .then(|| formats::parallel_range(&opened, &self.options, &self.name))
             .flatten()
-            .and_then(|(start, end)| {
-                let parsed = formats::folded::parse_parallel(&self.path, start, end, progress)?;
-                Some((start, end, parsed))
+            .and_then(|(start, end, id)| {
+                let ends = Ends::of_file(input::reopen_same(&self.path, id)?, end).ok()?;
+                let parsed = formats::folded::parse_parallel(&self.path, id, start, end, progress)?;
+                Some((start, end, ends, parsed))
             });
         let (mut stream, offset, ends) = match split {
-            Some((start, end, parsed)) => {
+            Some((start, end, ends, parsed)) => {
                 drop(opened);
                 let (folder, rest) =
                     parsed.map_err(|e| formats::parse_error(e, &self.name, format))?;
-                let ends = Ends::of_file(&self.path, end).map_err(|e| self.io_error(e))?;
                 (
                     LineStream::resume_folded(folder, rest, end - start),
                     end,
@@ -489,9 +475,8 @@ struct Ends {
 }
 
 impl Ends {
-    /// The ends of the first `offset` bytes of `file`, read from it.
-    fn of_file(file: &Path, offset: u64) -> io::Result<Ends> {
-        let mut f = File::open(file)?;
+    /// The ends of the first `offset` bytes of `f`, read from it.
+    fn of_file(mut f: File, offset: u64) -> io::Result<Ends> {
         let n = (ENDS as u64).min(offset);
         let mut head = vec![0u8; n as usize];
         f.read_exact(&mut head)?;

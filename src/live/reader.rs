@@ -246,6 +246,7 @@ fn whole(
         head,
         reader: Box::new(Cursor::new(all)),
         gzipped,
+        meta: None,
     };
     formats::load_opened(opened, name, options, progress)
 }

@@ -11,7 +11,7 @@ use memchr::{memchr, memrchr};
 
 use super::Folder;
 use crate::formats::ParseError;
-use crate::input::Progress;
+use crate::input::{FileId, Progress, reopen_same};
 use crate::model::stacks::NO_PREFIX;
 use crate::model::{FrameId, StackId};
 
@@ -110,22 +110,25 @@ pub fn set_parallel_min(bytes: u64) {
 /// numbers, notes. Returns the state after the last complete line and the bytes
 /// after it (the input's unfinished last line). `None` when the input is not
 /// worth splitting or cannot be split (no line end near the middle, halves that
-/// disagree on the form): then parse it in one pass.
+/// disagree on the form, a path that no longer names the file `id`): then
+/// parse it in one pass.
 ///
 /// Why: parsing is the first frame's cost, and a big profile is read on a
 /// host with at least two cores (1m.folded: about 1.2 s on one).
 pub(crate) fn parse_parallel(
     path: &Path,
+    id: FileId,
     start: u64,
     end: u64,
     progress: &Arc<Progress>,
 ) -> Option<Result<(Folder, Vec<u8>), ParseError>> {
     let min = PARALLEL_MIN.load(std::sync::atomic::Ordering::Relaxed);
-    split_parse(path, start, end, progress, min)
+    split_parse(path, id, start, end, progress, min)
 }
 
 fn split_parse(
     path: &Path,
+    id: FileId,
     start: u64,
     end: u64,
     progress: &Arc<Progress>,
@@ -134,9 +137,13 @@ fn split_parse(
     if end.saturating_sub(start) < min.max(2) {
         return None;
     }
-    let mid = line_start_after(path, start + (end - start) / 2, end)?;
-    let half = |from: u64, to: u64| -> Result<(Folder, Vec<u8>), ParseError> {
-        let mut file = File::open(path).map_err(ParseError::Io)?;
+    let mid = line_start_after(reopen_same(path, id)?, start + (end - start) / 2, end)?;
+    // Each half reads through its own handle on the same file: one renamed
+    // over the path meanwhile is not mixed in (the half says `None`).
+    let half = |from: u64, to: u64| -> Result<Option<(Folder, Vec<u8>)>, ParseError> {
+        let Some(mut file) = reopen_same(path, id) else {
+            return Ok(None);
+        };
         file.seek(SeekFrom::Start(from)).map_err(ParseError::Io)?;
         let reader = crate::input::counting(file.take(to - from), progress.clone());
         let mut folder = Folder::new();
@@ -150,7 +157,7 @@ fn split_parse(
             folder.chunk(&lines[..cut], false);
             rest.extend_from_slice(&lines[cut..]);
         })?;
-        Ok((folder, rest))
+        Ok(Some((folder, rest)))
     };
     let (a, b) = std::thread::scope(|s| {
         let second = s.spawn(|| half(mid, end));
@@ -161,8 +168,9 @@ fn split_parse(
         (first, second)
     });
     let ((mut a, a_rest), (b, b_rest)) = match (a, b) {
-        (Ok(a), Ok(b)) => (a, b),
+        (Ok(Some(a)), Ok(Some(b))) => (a, b),
         (Err(e), _) | (_, Err(e)) => return Some(Err(e)),
+        _ => return None,
     };
     // The first half ends at a line end unless the file changed under us.
     if !a_rest.is_empty() || !a.absorb(b) {
@@ -173,8 +181,7 @@ fn split_parse(
 
 /// The offset just after the first `\n` at or after `at` (before `end`), if
 /// one is within 1 MiB.
-fn line_start_after(path: &Path, at: u64, end: u64) -> Option<u64> {
-    let mut file = File::open(path).ok()?;
+fn line_start_after(mut file: File, at: u64, end: u64) -> Option<u64> {
     file.seek(SeekFrom::Start(at)).ok()?;
     let mut window = Vec::new();
     file.take((1 << 20).min(end - at))
@@ -191,6 +198,10 @@ mod tests {
     use super::*;
     use crate::model::Profile;
 
+    fn id_of(path: &Path) -> FileId {
+        FileId::of(&std::fs::metadata(path).unwrap_or_else(|e| panic!("{e}")))
+    }
+
     /// The two-thread parse of `text` (split near its middle) against one pass.
     fn parallel_equals_parse(text: &[u8], what: &str) {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -198,11 +209,12 @@ mod tests {
         std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
         let progress = Progress::new();
         let want = parse(text, &progress).unwrap_or_else(|e| panic!("{what}: {e:?}"));
-        let (mut folder, rest) = match split_parse(&path, 0, text.len() as u64, &progress, 0) {
-            Some(Ok(r)) => r,
-            Some(Err(e)) => panic!("{what}: {e:?}"),
-            None => panic!("{what}: not split"),
-        };
+        let (mut folder, rest) =
+            match split_parse(&path, id_of(&path), 0, text.len() as u64, &progress, 0) {
+                Some(Ok(r)) => r,
+                Some(Err(e)) => panic!("{what}: {e:?}"),
+                None => panic!("{what}: not split"),
+            };
         folder.chunk(&rest, true);
         let got = folder.finish();
         let rows = |p: &Profile| -> Vec<(Vec<String>, Vec<i64>)> {
@@ -259,8 +271,31 @@ mod tests {
         let path = dir.path().join("c.folded");
         std::fs::write(&path, &comments).unwrap_or_else(|e| panic!("{e}"));
         assert!(
-            split_parse(&path, 0, comments.len() as u64, &Progress::new(), 0).is_none(),
+            split_parse(
+                &path,
+                id_of(&path),
+                0,
+                comments.len() as u64,
+                &Progress::new(),
+                0
+            )
+            .is_none(),
             "halves that would disagree are parsed in one pass"
         );
+    }
+
+    #[test]
+    fn a_file_renamed_over_the_path_is_not_read_into_the_halves() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("p.folded");
+        let text = b"a;b 1\n".repeat(100);
+        std::fs::write(&path, &text).unwrap_or_else(|e| panic!("{e}"));
+        let first = id_of(&path);
+        let other = dir.path().join("q.folded");
+        std::fs::write(&other, b"x;y 2\n".repeat(100)).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::rename(&other, &path).unwrap_or_else(|e| panic!("{e}"));
+        let len = text.len() as u64;
+        assert!(split_parse(&path, first, 0, len, &Progress::new(), 0).is_none());
+        assert!(split_parse(&path, id_of(&path), 0, len, &Progress::new(), 0).is_some());
     }
 }
