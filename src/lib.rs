@@ -4,6 +4,7 @@
 //! tables) -> `ui` (terminal) or `output` (CLI printers).
 
 pub mod cli;
+pub mod context;
 pub mod error;
 pub mod formats;
 pub mod input;
