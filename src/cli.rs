@@ -245,6 +245,51 @@ pub struct InputArgs {
     /// Report every warning (bad lines skipped) on stderr.
     #[arg(long, short)]
     pub verbose: bool,
+    #[command(flatten)]
+    pub time: TimeArgs,
+}
+
+/// Which samples of the profile's time to keep, and the host's context.
+#[derive(Debug, Args, Clone, Default)]
+pub struct TimeArgs {
+    /// Keep the samples from TIME on: seconds from the first sample (12.5,
+    /// 1m30s, 250ms) or a wall-clock time (11:56:28, 2026-12-02T11:56:28Z).
+    #[arg(long, value_name = "TIME")]
+    pub from: Option<String>,
+    /// Keep the samples before TIME (as for --from). Not `--to`: that names
+    /// the output format of `convert` and `diff`.
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Drop the samples in START-END (repeatable): 09:58-10:06, 12-15.5.
+    #[arg(long, value_name = "RANGE")]
+    pub exclude: Vec<String>,
+    /// A host-context log captured during the profile (vmstat, iostat, sar,
+    /// mpstat, dool; repeatable): drawn on the timeline, listed by `info`.
+    #[arg(long = "context", value_name = "FILE")]
+    pub context: Vec<PathBuf>,
+    /// Shift the context logs by OFFSET (e.g. -1.5s) against the profile.
+    #[arg(long, value_name = "OFFSET", allow_hyphen_values = true)]
+    pub align: Option<String>,
+}
+
+impl TimeArgs {
+    pub fn selection(&self) -> model::timerange::TimeSelection {
+        model::timerange::TimeSelection {
+            from: self.from.clone(),
+            to: self.until.clone(),
+            exclude: self.exclude.clone(),
+        }
+    }
+
+    /// `--align` in nanoseconds.
+    pub fn align_ns(&self) -> Result<i64> {
+        match &self.align {
+            None => Ok(0),
+            Some(a) => model::timerange::parse_offset(a).ok_or_else(|| {
+                anyhow::anyhow!("--align {a:?}: expected an offset like -1.5s, 250ms")
+            }),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -388,6 +433,9 @@ fn view_settings(
         mouse: !display.no_mouse,
         watch,
         watch_dir,
+        time: input.time.selection(),
+        context: input.time.context.clone(),
+        align_ns: input.time.align_ns().map_err(|e| format!("{e:#}")),
     }
 }
 
@@ -460,6 +508,8 @@ fn load_for_batch(
     let (transforms, _) = input.transforms()?;
     let profile = formats::load(&source, &input.load_options(), &Progress::new())?;
     report_warnings(&profile, &source, input.verbose);
+    let profile = model::timerange::cut(profile, &input.time.selection())
+        .with_context(|| format!("{}: --from/--until/--exclude", source.display()))?;
     let profile = if transforms.is_empty() {
         profile
     } else {
@@ -563,6 +613,11 @@ pub fn load_diff_for_batch(
     args: &CompareArgs,
 ) -> Result<Profile> {
     let (transforms, _) = args.input.transforms()?;
+    if !args.input.time.selection().is_empty() {
+        anyhow::bail!(
+            "--from/--until/--exclude cut one profile; cut each side first (ember convert --from ... --until ...)"
+        );
+    }
     let sources = [Source::from_arg(before), Source::from_arg(after)];
     if matches!(sources, [Source::Stdin, Source::Stdin]) {
         anyhow::bail!("only one side can be - (stdin)");

@@ -11,6 +11,7 @@ pub mod search;
 pub mod stacks;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod timerange;
 pub mod top;
 pub mod transform;
 pub mod tree;

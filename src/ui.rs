@@ -35,6 +35,7 @@ use self::theme::{ColorChoice, ColorDepth, Theme};
 use crate::error::LoadError;
 use crate::formats::{self, LoadOptions};
 use crate::input::{Progress, Source};
+use crate::model::timerange::TimeSelection;
 use crate::model::{CallTree, Profile, Transform, TreeOptions};
 use crate::output::report_warnings;
 
@@ -65,12 +66,14 @@ pub fn load_and_build(
     progress: &Arc<Progress>,
     orientation: Orientation,
     transforms: Vec<Transform>,
+    time: &TimeSelection,
 ) -> Result<Loaded, LoadError> {
     build_loaded(
         || formats::load(source, options, progress),
         &source.display(),
         orientation,
         transforms,
+        time,
     )
 }
 
@@ -81,9 +84,18 @@ fn build_loaded(
     name: &str,
     orientation: Orientation,
     transforms: Vec<Transform>,
+    time: &TimeSelection,
 ) -> Result<Loaded, LoadError> {
     let started = Instant::now();
     let profile: Profile = load()?;
+    let invalid = |format: &'static str, message: String| LoadError::Invalid {
+        path: name.to_string(),
+        format,
+        line: 0,
+        message,
+    };
+    let transforms = crate::model::timerange::with_selection(&transforms, time, &profile)
+        .map_err(|e| invalid("time range", e.to_string()))?;
     let tree = CallTree::build(
         &profile,
         TreeOptions {
@@ -94,12 +106,7 @@ fn build_loaded(
     let loaded = Loaded::new(profile, tree, orientation, started.elapsed());
     let mut loaded = loaded
         .with_transforms(transforms)
-        .map_err(|e| LoadError::Invalid {
-            path: name.to_string(),
-            format: "transform",
-            line: 0,
-            message: e.to_string(),
-        })?;
+        .map_err(|e| invalid("transform", e.to_string()))?;
     loaded.load_time = started.elapsed();
     Ok(loaded)
 }
@@ -172,6 +179,7 @@ struct Setup {
     transforms: Vec<Transform>,
     initial_search: Option<String>,
     options: LoadOptions,
+    time: TimeSelection,
 }
 
 /// Reads the keymap and the transforms (a bad pattern is an error now, not a
@@ -190,6 +198,7 @@ fn setup(args: &ViewSettings) -> Result<Setup> {
     let (transforms, initial_search) = args.transforms.clone().map_err(anyhow::Error::msg)?;
     crate::model::apply_all(&Profile::default(), &transforms)
         .map_err(|e| anyhow::anyhow!("transform: {e}"))?;
+    args.time.check().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(Setup {
         keymap,
         theme,
@@ -199,6 +208,7 @@ fn setup(args: &ViewSettings) -> Result<Setup> {
         transforms,
         initial_search,
         options: args.load.clone(),
+        time: args.time.clone(),
     })
 }
 
@@ -209,6 +219,7 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
     let progress = Progress::new();
     let settings = live::Settings {
         transforms: st.transforms.clone(),
+        time: st.time.clone(),
         ..live::Settings::default()
     };
     let name = match &args.watch_dir {
@@ -241,9 +252,9 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
         )?),
         _ => {
             let (source, progress) = (source.clone(), progress.clone());
-            let (options, transforms) = (st.options, st.transforms);
+            let (options, transforms, time) = (st.options, st.transforms, st.time);
             spawn_loader(st.tx.clone(), move || {
-                load_and_build(&source, &options, &progress, orientation, transforms)
+                load_and_build(&source, &options, &progress, orientation, transforms, &time)
             })?;
             None
         }
@@ -277,6 +288,11 @@ pub struct ViewSettings {
     pub watch: bool,
     /// Follow the newest profile in this directory.
     pub watch_dir: Option<PathBuf>,
+    /// `--from/--until/--exclude`, resolved against the profile once loaded.
+    pub time: TimeSelection,
+    /// `--context` logs and `--align` (nanoseconds, or why it is not one).
+    pub context: Vec<PathBuf>,
+    pub align_ns: Result<i64, String>,
 }
 
 /// How a comparison opens.
@@ -289,6 +305,11 @@ pub struct DiffStart {
 
 /// Runs the viewer on a comparison of two profiles loaded side by side.
 pub fn run_diff(sources: [Source; 2], args: &ViewSettings, start: DiffStart) -> Result<ExitCode> {
+    if !args.time.is_empty() {
+        anyhow::bail!(
+            "--from/--until/--exclude cut one profile; cut each side first (ember convert --from ... --until ...)"
+        );
+    }
     let DiffStart {
         strip_hex,
         norm,
@@ -361,6 +382,7 @@ pub fn run_diff(sources: [Source; 2], args: &ViewSettings, start: DiffStart) -> 
                     &name,
                     orientation,
                     transforms,
+                    &TimeSelection::default(),
                 )
             })?;
             progress

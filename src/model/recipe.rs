@@ -220,6 +220,7 @@ fn kind_name(t: &Transform) -> &'static str {
         Transform::Hide { .. } => "hide",
         Transform::CollapseRecursion { .. } => "collapse_recursion",
         Transform::MinWidth { .. } => "min_width",
+        Transform::TimeRange { .. } => "time_range",
     }
 }
 

@@ -3,7 +3,25 @@
 
 use std::collections::BTreeMap;
 
-use super::Profile;
+use super::{Profile, ValueType};
+
+/// A one-value profile from folded-style lines "a;b;c 3" ("" or " 3" for an
+/// empty stack). Each line is one sample.
+pub(crate) fn profile_from_lines(lines: &[&str]) -> Profile {
+    let mut p = Profile::new("test", vec![ValueType::samples()]);
+    for line in lines {
+        let (stack, w) = line.rsplit_once(' ').unwrap_or((line, "1"));
+        let w: i64 = w.parse().unwrap_or(1);
+        let s = p.intern_path(
+            stack
+                .split(';')
+                .filter(|n| !n.is_empty())
+                .map(|n| n.as_bytes()),
+        );
+        p.push_sample(s, &[w]);
+    }
+    p
+}
 
 /// The frame names of sample `i`'s stack, root first; none for a sample without one.
 pub(crate) fn stack_names(p: &Profile, i: usize) -> Vec<String> {

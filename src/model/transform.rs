@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use super::frames::{FrameId, Frames};
 use super::profile::{Profile, Samples};
 use super::stacks::{NO_PREFIX, StackId, StackTable};
+use super::timerange::{RangeError, TimeFilter, Window, slice};
 
 /// One step that rewrites a profile's stacks. Serialised with a `kind` tag, so a
 /// list of them can live in a TOML recipe (see [`super::recipe`]).
@@ -74,6 +75,25 @@ pub enum Transform {
     /// values (so a node is never narrower than its children, even in a profile with
     /// negative values). Totals are unchanged.
     MinWidth { percent: f64 },
+    /// Keeps the samples taken inside `keep` (all when absent) and outside every
+    /// `exclude` window, in the profile's clock (see [`super::timerange`]).
+    /// Stacks are unchanged; the duration becomes the window's.
+    TimeRange {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        keep: Option<Window>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        exclude: Vec<Window>,
+    },
+}
+
+impl Transform {
+    /// The time-range transform of `filter`.
+    pub fn time_range(filter: TimeFilter) -> Transform {
+        Transform::TimeRange {
+            keep: filter.keep,
+            exclude: filter.exclude,
+        }
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -89,6 +109,8 @@ pub enum TransformError {
     EmptyPath,
     #[error("minimum width {percent}% is not between 0% and 100%")]
     BadPercent { percent: f64 },
+    #[error("{0}")]
+    Range(#[from] RangeError),
 }
 
 impl Transform {
@@ -110,6 +132,16 @@ impl Transform {
                 "collapse indirect recursion".to_string()
             }
             Transform::MinWidth { percent } => format!("min width {percent}%"),
+            Transform::TimeRange { keep, exclude } => {
+                let mut s = String::from("time range");
+                if let Some(w) = keep {
+                    s.push_str(&format!(" {:.3} s", w.len_ns() as f64 / 1e9));
+                }
+                if !exclude.is_empty() {
+                    s.push_str(&format!(" ({} excluded)", exclude.len()));
+                }
+                s
+            }
         }
     }
 
@@ -126,7 +158,8 @@ impl Transform {
             }
             Transform::Hide { .. }
             | Transform::CollapseRecursion { .. }
-            | Transform::MinWidth { .. } => Ok(()),
+            | Transform::MinWidth { .. }
+            | Transform::TimeRange { .. } => Ok(()),
         }
     }
 }
@@ -151,6 +184,13 @@ pub fn apply(profile: &Profile, t: &Transform) -> Result<Profile, TransformError
             collapse_indirect(old, profile.frames.len())
         }
         Transform::MinWidth { percent } => min_width(profile, *percent),
+        Transform::TimeRange { keep, exclude } => {
+            let filter = TimeFilter {
+                keep: *keep,
+                exclude: exclude.clone(),
+            };
+            return Ok(slice(profile, &filter)?);
+        }
     };
     Ok(finish(profile, remap))
 }

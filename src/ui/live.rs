@@ -62,6 +62,8 @@ impl Mode {
 #[derive(Clone, Debug, Default)]
 pub struct Settings {
     pub transforms: Vec<Transform>,
+    /// `--from/--until/--exclude`, until the first view has them as a transform.
+    pub time: crate::model::timerange::TimeSelection,
     /// Value type the user picked (by kind, so it carries over to another file
     /// of a directory); `None` for the profile's default.
     pub value: Option<String>,

@@ -2,22 +2,8 @@ use super::*;
 use crate::model::ValueType;
 use crate::model::testing::folded_by;
 
-/// A one-value profile from folded-style lines "a;b;c 3" ("" or " 3" for an empty
-/// stack). Each line is one sample.
 fn profile(lines: &[&str]) -> Profile {
-    let mut p = Profile::new("test", vec![ValueType::samples()]);
-    for line in lines {
-        let (stack, w) = line.rsplit_once(' ').unwrap_or((line, "1"));
-        let w: i64 = w.parse().unwrap_or(1);
-        let s = p.intern_path(
-            stack
-                .split(';')
-                .filter(|n| !n.is_empty())
-                .map(|n| n.as_bytes()),
-        );
-        p.push_sample(s, &[w]);
-    }
-    p
+    crate::model::testing::profile_from_lines(lines)
 }
 
 /// The profile as sorted "a;b;c weight" lines, summing samples per stack; the

@@ -170,6 +170,9 @@ impl App {
         if s.transforms != l.transforms {
             s.transforms = l.transforms.clone();
         }
+        // The command line's range is in the view's transforms from now on
+        // (or was cleared there).
+        s.time = Default::default();
         let v = l.tree.options.value;
         s.value = (v != l.profile.default_value)
             .then(|| l.profile.value_types.get(v).map(|vt| vt.kind.clone()))

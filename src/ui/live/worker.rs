@@ -56,7 +56,20 @@ pub fn build(
     let mut loaded = Loaded::new(profile, tree, orientation, started.elapsed());
     // Transforms were checked when the user added them; one that fails anyway
     // leaves this view untransformed, and the App notices the lists differ.
-    let _ = loaded.apply_transforms(settings.transforms.clone());
+    let timed = crate::model::timerange::with_selection(
+        &settings.transforms,
+        &settings.time,
+        &loaded.profile,
+    );
+    let transforms = match timed {
+        Ok(t) => t,
+        Err(e) => {
+            // Shown in the status line; the view opens uncut.
+            loaded.transform_error = Some(format!("--from/--until/--exclude: {e}"));
+            settings.transforms.clone()
+        }
+    };
+    let _ = loaded.apply_transforms(transforms);
     if settings.inverted {
         loaded.set_inverted(true);
     }
