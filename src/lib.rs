@@ -12,4 +12,5 @@ pub mod live;
 pub mod model;
 pub mod output;
 pub mod sanitize;
+pub mod timeline;
 pub mod ui;

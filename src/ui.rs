@@ -18,6 +18,7 @@ pub mod table;
 pub mod terminal;
 pub mod text;
 pub mod theme;
+pub mod timeline;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,6 +55,8 @@ pub enum Msg {
     LiveNoTime,
     /// A job (transform, inverted view) finished.
     Job(Box<jobs::Done>),
+    /// The `--context` logs, read (or why each could not be).
+    Contexts(Vec<Result<crate::context::ContextSource, String>>),
     LoadFailed(LoadError),
     WorkerPanicked(String),
     Signal(i32),
@@ -266,7 +269,29 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
     let mut app = App::new(name, st.keymap, st.theme, phase, orientation);
     app.initial_search = st.initial_search;
     app.live = live;
+    app.timeline.nudge_ns = args.align_ns.clone().map_err(anyhow::Error::msg)?;
+    spawn_contexts(st.tx.clone(), &args.context)?;
     drive(app, st.tx, st.rx, &source.display(), args)
+}
+
+/// Reads the `--context` logs on their own thread: the profile's load does
+/// not wait for them, nor they for it.
+fn spawn_contexts(tx: Sender<Msg>, paths: &[PathBuf]) -> Result<()> {
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let paths = paths.to_vec();
+    std::thread::Builder::new()
+        .name("ember-context".into())
+        .spawn(move || {
+            let logs = paths
+                .iter()
+                .map(|p| crate::context::load(p).map_err(|e| e.to_string()))
+                .collect();
+            let _ = tx.send(Msg::Contexts(logs));
+        })
+        .context("starting the context reader")?;
+    Ok(())
 }
 
 /// What a viewer takes from the command line (`cli` fills it in from its flags).
@@ -479,6 +504,7 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> R
                 Msg::Loaded(l) => app.set_loaded(l),
                 Msg::Reloaded(r) => app.reloaded(r),
                 Msg::Job(done) => app.job_done(*done),
+                Msg::Contexts(logs) => app.contexts_read(logs),
                 Msg::LiveProblem(p) => app.live_problem(p),
                 Msg::LiveEnded => app.live_ended(),
                 Msg::LiveNoTime => app.live_no_time(),

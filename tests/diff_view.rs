@@ -48,22 +48,10 @@ fn diff_app(depth: ColorDepth) -> App {
 
 /// The screen as text and the terminal buffer.
 fn draw(app: &mut App, w: u16, h: u16) -> (String, ratatui::buffer::Buffer) {
+    let text = common::screen_of(app, w, h);
     let mut term = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
     term.draw(|f| panels::draw(f, app)).expect("draw");
-    let buf = term.backend().buffer().clone();
-    let rows: Vec<String> = (0..h)
-        .map(|y| {
-            let mut row = String::new();
-            let mut x = 0;
-            while x < w {
-                let sym = buf[(x, y)].symbol();
-                row.push_str(sym);
-                x += u16::try_from(sym.width().max(1)).unwrap_or(1);
-            }
-            row.trim_end().to_string()
-        })
-        .collect();
-    (rows.join("\n"), buf)
+    (text, term.backend().buffer().clone())
 }
 
 fn screen(app: &mut App, w: u16, h: u16) -> String {

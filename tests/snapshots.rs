@@ -11,11 +11,7 @@ use std::time::Duration;
 use ember::ui::app::{App, Loaded, Phase};
 use ember::ui::flame_state::Orientation;
 use ember::ui::keymap::{Action, Keymap};
-use ember::ui::panels;
 use ember::ui::theme::{ColorDepth, Theme};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use unicode_width::UnicodeWidthStr;
 
 const FIXTURE: &str = "shared-callees.folded";
 
@@ -42,23 +38,7 @@ fn app(orientation: Orientation) -> App {
 
 /// The screen as text, one line per row, trailing blanks trimmed.
 fn screen(app: &mut App, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
-    term.draw(|f| panels::draw(f, app)).expect("draw");
-    let buf = term.backend().buffer();
-    let rows: Vec<String> = (0..h)
-        .map(|y| {
-            // A wide character fills two cells; the second one is not text.
-            let mut row = String::new();
-            let mut x = 0;
-            while x < w {
-                let sym = buf[(x, y)].symbol();
-                row.push_str(sym);
-                x += u16::try_from(sym.width().max(1)).unwrap_or(1);
-            }
-            row.trim_end().to_string()
-        })
-        .collect();
-    rows.join("\n")
+    common::screen_of(app, w, h)
 }
 
 #[test]

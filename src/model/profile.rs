@@ -280,6 +280,10 @@ pub struct ProfileMeta {
     /// Add to a sample's `time` to get nanoseconds since the Unix epoch, when the
     /// sample clock is not wall-clock time but the offset is known (perf `-F +tod`).
     pub time_to_unix_ns: Option<i64>,
+    /// The wall-clock times were printed in the recording host's local time
+    /// with no zone (perf `tod`) and read as if UTC: compare them with other
+    /// local times as printed, not with UTC.
+    pub wall_is_local: bool,
     /// The sampling period and what it counts (pprof `period`, perf's period).
     pub period: Option<(i64, ValueType)>,
     /// Anything else worth showing in `ember info` (key, value).

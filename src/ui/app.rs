@@ -25,6 +25,7 @@ mod jobs;
 mod live;
 mod sandwich;
 mod search_box;
+mod timeline;
 
 /// Which view has the screen.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -85,6 +86,8 @@ pub struct App {
     wanted_transforms: Option<Vec<Transform>>,
     /// How a comparison is shown (normalisation, noise).
     pub diff: super::diff::DiffView,
+    /// The timeline pane and the host-context logs on it.
+    pub timeline: super::timeline::TimelineState,
     last_click: Option<(Instant, NodeId)>,
 }
 
@@ -129,6 +132,7 @@ impl App {
             pending_jobs: 0,
             wanted_transforms: None,
             diff: super::diff::DiffView::default(),
+            timeline: Default::default(),
             last_click: None,
         }
     }
@@ -143,6 +147,7 @@ impl App {
     /// A finished load replaces the progress screen.
     pub fn set_loaded(&mut self, mut loaded: Box<Loaded>) {
         loaded.flame.orientation = self.orientation;
+        self.timeline.align_pending(loaded.loaded_profile());
         self.phase = Phase::Ready(loaded);
         self.dirty = true;
         if let Some(text) = self.initial_search.take() {
@@ -196,6 +201,9 @@ impl App {
         }
         if action == Action::ToggleDetail {
             self.show_detail = !self.show_detail;
+            return Effect::None;
+        }
+        if self.timeline_action(action) {
             return Effect::None;
         }
         if matches!(
@@ -398,7 +406,15 @@ impl App {
             | Action::SortName
             | Action::DiffNorm
             | Action::HideNoise
-            | Action::SplitPanes => {}
+            | Action::SplitPanes
+            | Action::ToggleTimeline
+            | Action::TimeLeft
+            | Action::TimeRight
+            | Action::TimeLeftFast
+            | Action::TimeRightFast
+            | Action::RangeStart
+            | Action::RangeEnd
+            | Action::RangeClear => {}
         }
         Effect::None
     }

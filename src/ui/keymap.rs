@@ -48,6 +48,14 @@ pub enum Action {
     DiffNorm,
     HideNoise,
     SplitPanes,
+    ToggleTimeline,
+    TimeLeft,
+    TimeRight,
+    TimeLeftFast,
+    TimeRightFast,
+    RangeStart,
+    RangeEnd,
+    RangeClear,
     Help,
     Quit,
 }
@@ -66,6 +74,8 @@ impl Action {
                 | Action::MinWidth
                 | Action::Undo
                 | Action::NextValue
+                | Action::RangeEnd
+                | Action::RangeClear
         )
     }
 }

@@ -169,6 +169,26 @@ impl Loaded {
         }
     }
 
+    /// The profile as loaded, before transforms, time range and inversion:
+    /// what the timeline draws.
+    pub fn loaded_profile(&self) -> &Arc<Profile> {
+        if let Some(b) = &self.base {
+            return b;
+        }
+        match &self.alt {
+            Some(alt) if self.inverted => &alt.0,
+            _ => &self.profile,
+        }
+    }
+
+    /// The active time range's window, if any.
+    pub fn time_window(&self) -> Option<crate::model::timerange::Window> {
+        self.transforms.iter().find_map(|t| match t {
+            Transform::TimeRange { keep, .. } => *keep,
+            _ => None,
+        })
+    }
+
     /// "focus: main › drop: ^runtime" for the header.
     pub fn transform_breadcrumb(&self) -> String {
         self.transforms

@@ -79,7 +79,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
                 busy: busy.as_deref(),
                 diff: &app.diff,
             };
-            draw_loaded(frame, area, loaded, &cx);
+            draw_loaded(frame, area, loaded, &cx, &mut app.timeline);
         }
     }
     if app.show_help {
@@ -101,7 +101,13 @@ struct Context<'a> {
     diff: &'a DiffView,
 }
 
-fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
+fn draw_loaded(
+    frame: &mut Frame,
+    area: Rect,
+    l: &mut Loaded,
+    cx: &Context,
+    timeline: &mut super::timeline::TimelineState,
+) {
     let (theme, search, view, show_detail) = (cx.theme, cx.search, cx.view, cx.show_detail);
     let name = match view {
         View::Flame | View::Inverted | View::Sandwich => selected_name(l),
@@ -146,6 +152,25 @@ fn draw_loaded(frame: &mut Frame, area: Rect, l: &mut Loaded, cx: &Context) {
     if header_h > 0 {
         draw_header(frame, header, l, cx);
     }
+    // The timeline takes the bottom of the graph's room, up to two fifths.
+    let graph = if timeline.shown && graph.height >= 8 {
+        let h = timeline.rows_wanted().min((graph.height * 2 / 5).max(3));
+        let [g, t] = Layout::vertical([Constraint::Min(3), Constraint::Length(h)]).areas(graph);
+        let value = l.tree.options.value;
+        let range = l.time_window();
+        super::timeline::draw(
+            frame.buffer_mut(),
+            t,
+            timeline,
+            l.loaded_profile(),
+            value,
+            range,
+            cx.theme,
+        );
+        g
+    } else {
+        graph
+    };
     // The detail panel takes the right side of a wide screen, else the bottom.
     let (graph, detail) = if show_detail && view != View::Table && graph.height >= 6 {
         if graph.width >= 100 {

@@ -201,3 +201,26 @@ pub fn corpus(suite: &str) -> Option<PathBuf> {
     );
     Some(dir)
 }
+
+/// What `app` draws on a `w` x `h` terminal, as text rows (trailing blanks cut).
+pub fn screen_of(app: &mut ember::ui::app::App, w: u16, h: u16) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let mut term =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("test terminal");
+    term.draw(|f| ember::ui::panels::draw(f, app))
+        .expect("draw");
+    let buf = term.backend().buffer().clone();
+    let rows: Vec<String> = (0..h)
+        .map(|y| {
+            let mut row = String::new();
+            let mut x = 0;
+            while x < w {
+                let sym = buf[(x, y)].symbol();
+                row.push_str(sym);
+                x += u16::try_from(sym.width().max(1)).unwrap_or(1);
+            }
+            row.trim_end().to_string()
+        })
+        .collect();
+    rows.join("\n")
+}

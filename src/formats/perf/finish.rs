@@ -100,6 +100,7 @@ impl Parser {
                 p.meta.start_unix_ns = u64::try_from(i128::from(lo) + i128::from(off)).ok();
             }
             if self.ref_offset.is_none() && self.tod_offset.is_some() {
+                p.meta.wall_is_local = true;
                 p.notes.push(
                     "wall-clock (`tod`) times were read as UTC; perf prints them in the recording machine's local time"
                         .into(),

@@ -1,0 +1,114 @@
+//! The App's timeline keys: show the pane, move its cursor, cut every view to
+//! a time range (a job, like a transform) and back to the whole profile.
+
+use super::{App, Phase, View};
+use crate::context::ContextSource;
+use crate::model::Transform;
+use crate::model::timerange::{TimeFilter, Window, describe};
+use crate::ui::keymap::Action;
+
+impl App {
+    /// The `--context` logs arrived: line them up once the profile is here.
+    pub fn contexts_read(&mut self, logs: Vec<Result<ContextSource, String>>) {
+        self.timeline.pending.extend(logs);
+        if let Phase::Ready(l) = &self.phase {
+            self.timeline.align_pending(l.loaded_profile());
+        }
+        self.dirty = true;
+    }
+
+    /// Timeline keys; false for the rest.
+    pub(super) fn timeline_action(&mut self, action: Action) -> bool {
+        let step = match action {
+            Action::ToggleTimeline => {
+                self.timeline.shown = !self.timeline.shown;
+                return true;
+            }
+            Action::TimeLeft => -1,
+            Action::TimeRight => 1,
+            Action::TimeLeftFast => -10,
+            Action::TimeRightFast => 10,
+            Action::RangeStart | Action::RangeEnd | Action::RangeClear => 0,
+            _ => return false,
+        };
+        let Phase::Ready(l) = &mut self.phase else {
+            return true;
+        };
+        if !self.timeline.shown {
+            l.transform_error = Some("the timeline is hidden: T shows it".into());
+            return true;
+        }
+        if l.loaded_profile().samples.time.is_none() {
+            l.transform_error = Some("this profile records no sample times".into());
+            return true;
+        }
+        if step != 0 {
+            self.timeline.step(step);
+            return true;
+        }
+        let cursor = self
+            .timeline
+            .cursor
+            .or(self.timeline.window.map(|w| w.0))
+            .unwrap_or(0);
+        if action == Action::RangeStart {
+            self.timeline.mark = Some(cursor);
+            return true;
+        }
+        if self.busy.is_some() {
+            let busy = self.busy.clone().unwrap_or_default();
+            l.transform_error = Some(format!("still {busy}: try again when it is done"));
+            return true;
+        }
+        if self.view == View::Sandwich {
+            l.transform_error = Some("leave the callers/callees view (Esc) to cut by time".into());
+            return true;
+        }
+        let keep = match action {
+            Action::RangeClear => None,
+            _ => {
+                // From the mark (or the start) to the end of the cursor's column.
+                let lo = self.timeline.window.map_or(0, |w| w.0);
+                let start = self.timeline.mark.take().unwrap_or(lo);
+                let (a, b) = (start.min(cursor), start.max(cursor));
+                Some(Window {
+                    start: a,
+                    end: b + self.timeline.col_ns.max(1),
+                })
+            }
+        };
+        let mut all: Vec<Transform> = l
+            .transforms
+            .iter()
+            .filter(|t| !matches!(t, Transform::TimeRange { .. }))
+            .cloned()
+            .collect();
+        let old = l.transforms.iter().find_map(|t| match t {
+            Transform::TimeRange { exclude, .. } => Some(exclude.clone()),
+            _ => None,
+        });
+        let filter = TimeFilter {
+            keep,
+            exclude: old.unwrap_or_default(),
+        };
+        let label = match keep {
+            None if filter.exclude.is_empty() => "back to the whole profile".to_string(),
+            _ => {
+                let first = self.timeline.window.map_or(0, |w| w.0);
+                format!("cutting to {}", describe(&filter, first))
+            }
+        };
+        if !filter.is_all() {
+            all.insert(0, Transform::time_range(filter));
+        }
+        if all == l.transforms {
+            return true;
+        }
+        // The top-down profile is the one cut; the inverted view is rebuilt
+        // from it after.
+        l.set_inverted(false);
+        let job = l.job_replace(all, label);
+        self.request(job);
+        true
+    }
+}

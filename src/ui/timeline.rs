@@ -1,0 +1,292 @@
+//! The timeline pane under the flame view: samples per time slice and the
+//! host-context strips (CPU, run queue, swapping, memory, disks) on the
+//! profile's clock, a cursor that reads every strip at one moment, and the
+//! time range the views are cut to.
+//!
+//! One row per strip: a label, block characters (`▁▂▃▄▅▆▇█`, readable in 16
+//! colours and without colour), the value at the cursor. The cursor column is
+//! drawn reversed; columns outside the active time range are dimmed.
+
+use std::sync::Arc;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+
+use super::text::fit;
+use super::theme::Theme;
+use crate::context::{ContextSource, Unit};
+use crate::model::Profile;
+use crate::model::timerange::Window;
+use crate::sanitize::sanitize;
+use crate::timeline::{
+    AlignHow, Aligned, Histogram, Strip, align, format_clock, profile_window, strip_value, strips,
+};
+
+const LABEL_W: u16 = 10;
+const VALUE_W: u16 = 9;
+const BLOCKS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// What the timeline shows and where its cursor is.
+#[derive(Default)]
+pub struct TimelineState {
+    pub shown: bool,
+    /// The time cursor in the profile's clock; `None`: the window's start.
+    pub cursor: Option<u64>,
+    /// Where the range-start key put the start of a range.
+    pub mark: Option<u64>,
+    /// Context logs read but not lined up yet (the profile was not loaded).
+    pub pending: Vec<Result<ContextSource, String>>,
+    pub logs: Vec<Aligned>,
+    pub strips: Vec<Strip>,
+    /// Why a log is not drawn, and how the drawn ones were aligned.
+    pub notes: Vec<String>,
+    /// First strip row on screen (the rest scroll).
+    pub first_strip: usize,
+    /// `--align`, kept for logs that arrive after the profile.
+    pub nudge_ns: i64,
+    /// The last drawn histogram: for which profile, value and width.
+    hist: Option<(usize, usize, usize, Histogram)>,
+    /// Nanoseconds per column at the last draw (cursor steps).
+    pub col_ns: u64,
+    /// The profile window at the last draw.
+    pub window: Option<(u64, u64)>,
+}
+
+impl TimelineState {
+    /// Lines up the logs read so far with `profile` (as loaded: uncut).
+    pub fn align_pending(&mut self, profile: &Profile) {
+        if self.pending.is_empty() {
+            return;
+        }
+        for log in std::mem::take(&mut self.pending) {
+            match log.and_then(|src| align(src, profile, self.nudge_ns)) {
+                Ok(a) => {
+                    if a.how == AlignHow::StartTime {
+                        self.notes.push(format!(
+                            "{}: no common clock, aligned by start time (--align to shift it)",
+                            a.source.name
+                        ));
+                    }
+                    if !a.source.warnings.is_empty() {
+                        self.notes.push(format!(
+                            "{}: {} lines skipped",
+                            a.source.name,
+                            a.source.warnings.len()
+                        ));
+                    }
+                    self.logs.push(a);
+                }
+                Err(e) => self.notes.push(e),
+            }
+        }
+        self.strips = strips(&self.logs);
+        if !self.logs.is_empty() {
+            self.shown = true;
+        }
+    }
+
+    /// How many rows the pane wants: a title, the samples row, the strips.
+    pub fn rows_wanted(&self) -> u16 {
+        (2 + self.strips.len()) as u16
+    }
+
+    /// Moves the cursor by `cols` columns, within the window.
+    pub fn step(&mut self, cols: i64) {
+        let Some((lo, hi)) = self.window else {
+            return;
+        };
+        let at = self.cursor.unwrap_or(lo) as i64 + cols * self.col_ns.max(1) as i64;
+        self.cursor = Some(at.clamp(lo as i64, hi as i64) as u64);
+    }
+
+    fn histogram(
+        &mut self,
+        p: &Arc<Profile>,
+        value: usize,
+        cols: usize,
+        lo: u64,
+        hi: u64,
+    ) -> Option<&Histogram> {
+        let key = (Arc::as_ptr(p) as usize, value, cols);
+        let stale = self
+            .hist
+            .as_ref()
+            .is_none_or(|(a, b, c, h)| (*a, *b, *c) != key || h.lo != lo || h.hi != hi);
+        if stale {
+            let h = Histogram::build(p, value, cols, lo, hi);
+            self.hist = Some((key.0, key.1, key.2, h));
+        }
+        self.hist.as_ref().map(|(_, _, _, h)| h)
+    }
+}
+
+/// A value as a strip's last column shows it.
+fn value_text(v: f32, unit: Unit) -> String {
+    match unit {
+        Unit::Percent => format!("{v:.0}%"),
+        Unit::Ms => format!("{v:.1}ms"),
+        Unit::Kib => kib(v),
+        Unit::KibPerSec => format!("{}/s", kib(v)),
+        Unit::Tasks if v.fract() != 0.0 => format!("{v:.1}"),
+        Unit::Tasks | Unit::PerSec => format!("{v:.0}"),
+    }
+}
+
+/// KiB in binary units: `512K`, `87M`, `15.1G`.
+fn kib(v: f32) -> String {
+    match v {
+        v if v >= 1024.0 * 1024.0 => format!("{:.1}G", v / (1024.0 * 1024.0)),
+        v if v >= 1024.0 => format!("{:.0}M", v / 1024.0),
+        v => format!("{v:.0}K"),
+    }
+}
+
+fn block(v: f64, scale: f64) -> char {
+    if v.is_nan() || v <= 0.0 || scale <= 0.0 {
+        return BLOCKS[0];
+    }
+    let level = ((v / scale).min(1.0) * 8.0).ceil() as usize;
+    BLOCKS[level.clamp(1, 8)]
+}
+
+/// Draws the pane into `area` of `buf`. `profile` is the profile as loaded
+/// (uncut), `range` the active time range, `value` the value column shown.
+pub fn draw(
+    buf: &mut Buffer,
+    area: Rect,
+    st: &mut TimelineState,
+    profile: &Arc<Profile>,
+    value: usize,
+    range: Option<Window>,
+    theme: &Theme,
+) {
+    if area.height == 0 || area.width < LABEL_W + VALUE_W + 4 {
+        return;
+    }
+    let Some((lo, hi)) = profile_window(profile) else {
+        let text = "timeline: this profile records no sample times";
+        buf.set_string(
+            area.x,
+            area.y,
+            fit(text, area.width as usize),
+            theme.status_label,
+        );
+        return;
+    };
+    let cols = (area.width - LABEL_W - VALUE_W) as usize;
+    st.window = Some((lo, hi));
+    st.col_ns = ((hi - lo) / cols as u64).max(1);
+    let cursor = st.cursor.unwrap_or(lo).clamp(lo, hi);
+    let Some(hist) = st.histogram(profile, value, cols, lo, hi).cloned() else {
+        return;
+    };
+    let cur_col = hist.bucket_of(cursor);
+    let x0 = area.x + LABEL_W;
+    let wall =
+        crate::model::timerange::wall_offset(profile).filter(|_| profile.samples.time.is_some());
+    let at = |t: u64| -> String {
+        let rel = format!("+{:.2} s", (t - lo) as f64 / 1e9);
+        match wall {
+            Some(off) => format!("{rel} {}", &format_clock(t as i64 + off, true)[11..]),
+            None => rel,
+        }
+    };
+    // Title: span, column width, cursor, range, mark.
+    let mut title = format!(
+        "timeline {:.1} s · {:.2} s/col · cursor {}",
+        (hi - lo) as f64 / 1e9,
+        st.col_ns as f64 / 1e9,
+        at(cursor)
+    );
+    if let Some(w) = range {
+        let end = if w.end == u64::MAX {
+            "end".to_string()
+        } else {
+            at(w.end.min(hi))
+        };
+        title.push_str(&format!(" · range {}..{}", at(w.start.max(lo)), end));
+    }
+    if let Some(m) = st.mark {
+        title.push_str(&format!(" · start marked at {}", at(m)));
+    }
+    if let Some(note) = st.notes.first() {
+        title.push_str(" · ");
+        title.push_str(&sanitize(note));
+    }
+    buf.set_string(
+        area.x,
+        area.y,
+        fit(&title, area.width as usize),
+        theme.header,
+    );
+    let inside = |b: usize| {
+        range.is_none_or(|w| {
+            let t = hist.bucket_start(b);
+            let next = hist.bucket_start(b + 1);
+            next > w.start && t < w.end
+        })
+    };
+    let dim = theme.status_label.add_modifier(Modifier::DIM);
+    let cursor_style = |s: Style| s.add_modifier(Modifier::REVERSED);
+    // The samples row.
+    let mut y = area.y + 1;
+    if y < area.bottom() {
+        let max = hist.counts.iter().copied().fold(0.0, f64::max);
+        buf.set_string(
+            area.x,
+            y,
+            fit("samples", LABEL_W as usize),
+            theme.status_label,
+        );
+        for (b, &c) in hist.counts.iter().enumerate() {
+            let mut style = if inside(b) { theme.header_accent } else { dim };
+            if b == cur_col {
+                style = cursor_style(style);
+            }
+            buf.set_string(x0 + b as u16, y, block(c, max).to_string(), style);
+        }
+        let here = hist.counts.get(cur_col).copied().unwrap_or(0.0);
+        buf.set_string(
+            x0 + cols as u16 + 1,
+            y,
+            fit(&format!("{here:.0}"), VALUE_W as usize - 1),
+            theme.status_name,
+        );
+        y += 1;
+    }
+    // The strips, from `first_strip` on, as many as fit.
+    let rows = area.bottom().saturating_sub(y) as usize;
+    st.first_strip = st.first_strip.min(st.strips.len().saturating_sub(rows));
+    for strip in st.strips.iter().skip(st.first_strip).take(rows) {
+        buf.set_string(
+            area.x,
+            y,
+            fit(&sanitize(&strip.label), LABEL_W as usize - 1),
+            theme.status_label,
+        );
+        let unit = st.logs[strip.log].source.series[strip.series].metric.unit();
+        for b in 0..cols {
+            let mid = (hist.bucket_start(b) + hist.bucket_start(b + 1)) / 2;
+            let v = strip_value(&st.logs, strip, mid);
+            let mut style = if inside(b) { theme.frame_text } else { dim };
+            if b == cur_col {
+                style = cursor_style(style);
+            }
+            let ch = match v {
+                Some(v) => block(f64::from(v), f64::from(strip.scale)),
+                None => '·',
+            };
+            buf.set_string(x0 + b as u16, y, ch.to_string(), style);
+        }
+        let here = strip_value(&st.logs, strip, cursor)
+            .map_or_else(|| "-".into(), |v| value_text(v, unit));
+        buf.set_string(
+            x0 + cols as u16 + 1,
+            y,
+            fit(&here, VALUE_W as usize - 1),
+            theme.status_name,
+        );
+        y += 1;
+    }
+}

@@ -1,0 +1,192 @@
+//! The timeline pane: its keys cut every view to a time range and back, the
+//! cursor reads the context strips, and a log that does not overlap the
+//! profile is refused with both spans while the profile still opens.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use ember::context::{Clock, ContextKind, ContextSource, Entity, Interval, Metric, Series};
+use ember::model::{Profile, Transform};
+use ember::ui::app::{App, Loaded, Phase, View};
+use ember::ui::flame_state::Orientation;
+use ember::ui::keymap::{Action, Keymap};
+use ember::ui::theme::{ColorDepth, Theme};
+
+use common::{default_tree, screen_of};
+
+const NS: u64 = 1_000_000_000;
+
+fn sample() -> Profile {
+    common::load_path(&common::repo().join("samples/perf-python-wordindex-small.perf.gz"))
+        .expect("the perf sample")
+}
+
+fn app_of(p: Profile) -> App {
+    let tree = default_tree(&p);
+    let loaded = Loaded::new(p, tree, Orientation::Icicle, Duration::ZERO);
+    App::new(
+        "timeline.perf".into(),
+        Keymap::default_map(),
+        Theme::new(ColorDepth::Mono),
+        Phase::Ready(Box::new(loaded)),
+        Orientation::Icicle,
+    )
+}
+
+fn loaded(app: &App) -> &Loaded {
+    app.loaded().expect("loaded")
+}
+
+fn samples_in(p: &Profile, lo: u64, hi: u64) -> usize {
+    let times = p.samples.time.as_ref().expect("times");
+    times.iter().filter(|&&t| lo <= t && t < hi).count()
+}
+
+#[test]
+fn marking_a_range_cuts_every_view_and_zero_brings_the_whole_back() {
+    let full = sample();
+    let total = full.samples.len();
+    let mut app = app_of(full.clone());
+    app.update(Action::ToggleTimeline);
+    let text = screen_of(&mut app, 80, 24);
+    assert!(text.contains("timeline 4.5 s"), "{text}");
+    // Ten columns on, mark; twenty more, end the range.
+    app.update(Action::TimeRightFast);
+    app.update(Action::RangeStart);
+    app.update(Action::TimeRightFast);
+    app.update(Action::TimeRightFast);
+    app.update(Action::RangeEnd);
+    let l = loaded(&app);
+    let Some(Transform::TimeRange {
+        keep: Some(w),
+        exclude,
+    }) = l.transforms.first()
+    else {
+        panic!("no time range: {:?}", l.transforms);
+    };
+    assert!(exclude.is_empty());
+    let want = samples_in(&full, w.start, w.end);
+    assert!(want > 0 && want < total, "{want} of {total}");
+    assert_eq!(l.profile.samples.len(), want);
+    let text = screen_of(&mut app, 80, 24);
+    assert!(text.contains("range +"), "{text}");
+    // The table and the inverted view are built from the cut profile too.
+    app.update(Action::ToggleView);
+    assert_eq!(app.view, View::Table);
+    app.update(Action::ToggleView);
+    assert_eq!(app.view, View::Inverted);
+    let inv = loaded(&app);
+    assert!(inv.inverted);
+    assert_eq!(inv.tree.total(ember::model::NodeId::ROOT), want as i64);
+    // Cutting again from the inverted view works on the top-down profile.
+    app.update(Action::RangeClear);
+    let l = loaded(&app);
+    assert!(l.transforms.is_empty(), "{:?}", l.transforms);
+    assert!(l.inverted, "the inverted view is rebuilt after");
+    assert_eq!(l.tree.total(ember::model::NodeId::ROOT), total as i64);
+}
+
+#[test]
+fn the_keys_say_why_when_they_cannot_act() {
+    let mut app = app_of(sample());
+    app.update(Action::RangeStart);
+    assert_eq!(
+        loaded(&app).transform_error.as_deref(),
+        Some("the timeline is hidden: T shows it")
+    );
+    let mut untimed = app_of(common::load_bytes(b"a;b 3\na;c 1\n"));
+    untimed.update(Action::ToggleTimeline);
+    let text = screen_of(&mut untimed, 80, 24);
+    assert!(text.contains("records no sample times"), "{text}");
+    untimed.update(Action::RangeEnd);
+    assert_eq!(
+        loaded(&untimed).transform_error.as_deref(),
+        Some("this profile records no sample times")
+    );
+    assert!(loaded(&untimed).transforms.is_empty());
+}
+
+/// A vmstat-like log of `wa` values, one report a second from `start_ns`.
+fn log(name: &str, start_ns: i64, wa: &[f32]) -> ContextSource {
+    ContextSource {
+        name: name.into(),
+        kind: ContextKind::Vmstat,
+        host: None,
+        n_cpus: Some(2),
+        clock: Clock::Relative,
+        intervals: (0..wa.len() as i64)
+            .map(|i| Interval {
+                end_ns: start_ns + (i + 1) * NS as i64,
+                len_ns: NS as i64,
+                since_boot: false,
+                line: i as u32 + 3,
+            })
+            .collect(),
+        series: vec![Series {
+            metric: Metric::CpuIowait,
+            entity: Entity::System,
+            values: wa.to_vec(),
+        }],
+        warnings: vec![],
+    }
+}
+
+#[test]
+fn the_cursor_reads_the_strips_and_a_log_from_another_time_is_refused() {
+    let mut app = app_of(sample());
+    // A relative log lines up with the first sample: 10% iowait in its first
+    // second, 60% after. `--align` shifted nothing here.
+    app.contexts_read(vec![
+        Ok(log("vmstat.log", 0, &[10.0, 60.0, 60.0, 60.0, 60.0])),
+        Err("iostat.log: not a host-context log ember reads (empty)".into()),
+    ]);
+    assert!(app.timeline.shown, "a context log shows the timeline");
+    let text = screen_of(&mut app, 80, 24);
+    let wa = text
+        .lines()
+        .find(|l| l.starts_with("wa"))
+        .unwrap_or_else(|| panic!("no wa strip:\n{text}"));
+    assert!(wa.ends_with("10%"), "{wa}");
+    assert!(text.contains("vmstat.log: no common clock"), "{text}");
+    assert!(
+        app.timeline.notes[0].contains("aligned by start time (--align to shift it)"),
+        "{:?}",
+        app.timeline.notes
+    );
+    for _ in 0..3 {
+        app.update(Action::TimeRightFast);
+    }
+    let text = screen_of(&mut app, 80, 24);
+    let wa = text
+        .lines()
+        .find(|l| l.starts_with("wa"))
+        .unwrap_or_default();
+    assert!(wa.ends_with("60%"), "{wa}");
+    assert!(
+        app.timeline
+            .notes
+            .iter()
+            .any(|n| n.starts_with("iostat.log")),
+        "{:?}",
+        app.timeline.notes
+    );
+}
+
+#[test]
+fn a_wall_clock_log_outside_the_profile_is_refused_naming_both_spans() {
+    let mut p = common::load_bytes(b"a;b 1\na;c 1\n");
+    let t0 = 1_796_212_575 * NS;
+    p.samples.time = Some(vec![t0, t0 + NS]);
+    let mut app = app_of(p);
+    let mut late = log("late.log", (t0 + 7200 * NS) as i64, &[1.0, 2.0]);
+    late.clock = Clock::Wall { utc_offset_s: None };
+    app.contexts_read(vec![Ok(late)]);
+    assert!(app.timeline.logs.is_empty());
+    let note = app.timeline.notes.first().cloned().unwrap_or_default();
+    assert!(note.contains("late.log"), "{note}");
+    assert!(note.contains("13:56:15 to 2026-12-02 13:56:17"), "{note}");
+    assert!(note.contains("11:56:15"), "{note}");
+    assert!(note.contains("the profile opens without it"), "{note}");
+}
