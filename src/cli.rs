@@ -525,6 +525,13 @@ fn load_for_batch(
     Ok((source, profile, tree))
 }
 
+/// A context log read for a batch command, or why it could not be.
+fn context_for_batch(
+    path: &std::path::Path,
+) -> std::result::Result<crate::context::ContextSource, String> {
+    crate::context::load(path).map_err(|e| e.to_string())
+}
+
 /// Maps a closed stdout to success, as `| head` expects.
 fn finish_output(written: io::Result<()>) -> Result<ExitCode> {
     match written {
@@ -538,8 +545,20 @@ fn run_info(args: &InfoArgs) -> Result<ExitCode> {
     let (source, profile, tree) = load_for_batch(&args.profile, &args.input)?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    let written =
-        output::info(&mut out, &profile, &tree, &source.display()).and_then(|()| out.flush());
+    let logs: Vec<_> = args
+        .input
+        .time
+        .context
+        .iter()
+        .map(|p| context_for_batch(p))
+        .collect();
+    let nudge = args.input.time.align_ns()?;
+    let samples = tree
+        .samples(model::NodeId::ROOT)
+        .map_or(profile.samples.len(), |s| s as usize);
+    let written = output::info(&mut out, &profile, &tree, &source.display())
+        .and_then(|()| output::context_info(&mut out, &profile, samples, logs, nudge))
+        .and_then(|()| out.flush());
     finish_output(written)
 }
 

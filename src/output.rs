@@ -9,7 +9,10 @@ use crate::input::Source;
 use crate::model::{Profile, TopTable, ValueType};
 use crate::sanitize::sanitize;
 
+mod context;
 pub mod diff;
+
+pub use context::context_info;
 
 /// A stored integer value as text, honouring fractional decimals ("31.23").
 pub fn value_text(v: i64, vt: &ValueType) -> String {

@@ -4,6 +4,8 @@
 //!
 //! Knows nothing of terminals: `ui` draws what this computes, `output` prints it.
 
+pub mod flags;
+
 use crate::context::{Clock, ContextSource, Entity, Metric};
 use crate::model::Profile;
 use crate::model::timerange::{sample_span, wall_offset};

@@ -68,7 +68,10 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
             );
         }
         super::app::Phase::Ready(loaded) => {
+            app.timeline.refresh_flags(loaded);
+            let flags = app.timeline.flags.clone();
             let cx = Context {
+                flags: &flags,
                 source: &app.source_name,
                 theme: &app.theme,
                 help_key: &help_key,
@@ -99,6 +102,8 @@ struct Context<'a> {
     /// What the job thread is doing.
     busy: Option<&'a str>,
     diff: &'a DiffView,
+    /// What the host logs say about the window on screen.
+    flags: &'a [crate::timeline::flags::Flag],
 }
 
 fn draw_loaded(
@@ -185,7 +190,7 @@ fn draw_loaded(
         (graph, None)
     };
     if let Some(d) = detail {
-        draw_detail(frame, d, l, theme, cx.diff);
+        draw_detail(frame, d, l, theme, cx);
     }
     // A comparison colours by change under the whole profile's comparison, in
     // every flame pane (the sandwich's too).
@@ -273,8 +278,9 @@ fn draw_detail(
     area: Rect,
     l: &Loaded,
     theme: &super::theme::Theme,
-    diff: &DiffView,
+    cx: &Context,
 ) {
+    let diff = cx.diff;
     let v = l.shown();
     let (p, tree, st) = (v.profile, v.tree, v.flame);
     let inner_w = usize::from(area.width.saturating_sub(2)).max(1);
@@ -312,6 +318,16 @@ fn draw_detail(
         fit_left(&breadcrumb(l), inner_w),
         theme.breadcrumb,
     ));
+    // The host logs' findings, whole: the timeline only has room for a word.
+    for f in cx.flags {
+        let style = match f.severity {
+            crate::timeline::flags::Severity::Warn => theme.warning,
+            crate::timeline::flags::Severity::Note => theme.status_label,
+        };
+        for row in wrap(&format!("host: {}", f.message), inner_w, 4) {
+            lines.push(Line::styled(row, style));
+        }
+    }
     let block = Block::bordered()
         .title(" detail ")
         .border_style(theme.help_border);

@@ -13,12 +13,14 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 
+use super::loaded::Loaded;
 use super::text::fit;
 use super::theme::Theme;
 use crate::context::{ContextSource, Unit};
 use crate::model::Profile;
 use crate::model::timerange::Window;
 use crate::sanitize::sanitize;
+use crate::timeline::flags::{Flag, Severity, flags};
 use crate::timeline::{
     AlignHow, Aligned, Histogram, Strip, align, format_clock, profile_window, strip_value, strips,
 };
@@ -51,6 +53,10 @@ pub struct TimelineState {
     pub col_ns: u64,
     /// The profile window at the last draw.
     pub window: Option<(u64, u64)>,
+    /// What the logs say about the window on screen, and for which window
+    /// and sample count (recomputed when either changes).
+    pub flags: Vec<Flag>,
+    flags_key: Option<(u64, u64, usize, usize)>,
 }
 
 impl TimelineState {
@@ -86,9 +92,40 @@ impl TimelineState {
         }
     }
 
-    /// How many rows the pane wants: a title, the samples row, the strips.
+    /// How many rows the pane wants: a title, the flags, the samples row, the strips.
     pub fn rows_wanted(&self) -> u16 {
-        (2 + self.strips.len()) as u16
+        (2 + usize::from(!self.flags.is_empty()) + self.strips.len()) as u16
+    }
+
+    /// The flags of the window on screen: the time range within the profile's
+    /// window, with the samples the view holds.
+    pub fn refresh_flags(&mut self, l: &Loaded) {
+        if self.logs.is_empty() {
+            self.flags.clear();
+            return;
+        }
+        let Some((lo, hi)) = profile_window(l.loaded_profile()) else {
+            return;
+        };
+        let (lo, hi) = match l.time_window() {
+            Some(w) => (w.start.max(lo), w.end.min(hi + 1)),
+            None => (lo, hi + 1),
+        };
+        let samples = l
+            .tree
+            .samples(crate::model::NodeId::ROOT)
+            .map_or(l.profile.samples.len(), |s| s as usize);
+        let key = (lo, hi, samples, self.logs.len());
+        if self.flags_key != Some(key) {
+            self.flags = flags(
+                &self.logs,
+                l.loaded_profile(),
+                lo as i64,
+                hi as i64,
+                samples,
+            );
+            self.flags_key = Some(key);
+        }
     }
 
     /// Moves the cursor by `cols` columns, within the window.
@@ -220,6 +257,17 @@ pub fn draw(
         fit(&title, area.width as usize),
         theme.header,
     );
+    let mut y = area.y + 1;
+    if !st.flags.is_empty() && y < area.bottom() {
+        let shorts: Vec<&str> = st.flags.iter().map(|f| f.short.as_str()).collect();
+        let style = match st.flags[0].severity {
+            Severity::Warn => theme.warning,
+            Severity::Note => theme.status_label,
+        };
+        let text = format!("! {} (i: details)", shorts.join(" · "));
+        buf.set_string(area.x, y, fit(&text, area.width as usize), style);
+        y += 1;
+    }
     let inside = |b: usize| {
         range.is_none_or(|w| {
             let t = hist.bucket_start(b);
@@ -230,7 +278,6 @@ pub fn draw(
     let dim = theme.status_label.add_modifier(Modifier::DIM);
     let cursor_style = |s: Style| s.add_modifier(Modifier::REVERSED);
     // The samples row.
-    let mut y = area.y + 1;
     if y < area.bottom() {
         let max = hist.counts.iter().copied().fold(0.0, f64::max);
         buf.set_string(
