@@ -154,8 +154,9 @@ impl Metric {
             CpuUser | CpuNice | CpuSys | CpuIowait | CpuSteal | CpuIdle | CpuIrq | CpuSoft
             | CpuGuest | DiskUtil => Unit::Percent,
             RunQueue | Blocked | DiskQueue | Load1 => Unit::Tasks,
-            MemFreeKib | MemBuffKib | MemCacheKib | MemActiveKib | MemInactiveKib
-            | SwapUsedKib => Unit::Kib,
+            MemFreeKib | MemBuffKib | MemCacheKib | MemActiveKib | MemInactiveKib | SwapUsedKib => {
+                Unit::Kib
+            }
             SwapInKibs | SwapOutKibs | DiskReadKibs | DiskWriteKibs => Unit::KibPerSec,
             BlockIn | BlockOut | Interrupts | ContextSwitches | DiskReadsPerSec
             | DiskWritesPerSec | DiskTps => Unit::PerSec,
@@ -237,7 +238,10 @@ impl ContextSource {
 
     /// The intervals that describe the window (not the since-boot report).
     pub fn reports(&self) -> impl Iterator<Item = (usize, &Interval)> {
-        self.intervals.iter().enumerate().filter(|(_, i)| !i.since_boot)
+        self.intervals
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| !i.since_boot)
     }
 
     /// (start, end) in the log's clock: the start of the first real report's
