@@ -363,3 +363,131 @@ pub(crate) fn read(
     let times = r.times();
     r.b.finish(times)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::context::time::NS;
+    use crate::context::{Clock, ContextKind, ContextSource, Entity, Metric, parse};
+
+    const BANNER: &str = "Linux 6.18.44 (vm) \t12/02/26 \t_x86_64_\t(2 CPU)\n\n";
+    const DEC2_1148: i64 = 1_796_212_080; // 2026-12-02 11:48:00 UTC
+
+    fn read(text: &str) -> ContextSource {
+        parse(text.as_bytes(), "t").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn dev(s: &ContextSource, m: Metric, d: &str) -> Vec<f32> {
+        s.series(m, &Entity::Device(d.into()))
+            .map(|c| c.values.clone())
+            .unwrap_or_default()
+    }
+
+    fn report(stamp: &str, user: &str, rows: &str) -> String {
+        format!(
+            "{stamp}\navg-cpu:  %user   %nice %system %iowait  %steal   %idle\n\
+             {user}    0.00    8.75    0.28    0.24   54.05\n\n\
+             Device            r/s     rkB/s  aqu-sz  %util\n{rows}\n\n"
+        )
+    }
+
+    #[test]
+    fn c_locale_report_with_a_device_appearing_mid_run() {
+        let t = format!(
+            "{BANNER}{}{}",
+            report("12/02/26 11:48:48", "36.68", "vda   87.78  3937.97  0.12  2.25"),
+            report(
+                "12/02/26 11:48:49",
+                "62.37",
+                "vda   50.00  468.00  0.01  0.80\nloop0  1.00  4.00  0.00  0.10"
+            )
+        );
+        let s = read(&t);
+        assert_eq!(s.kind, ContextKind::IostatText);
+        assert_eq!((s.host.as_deref(), s.n_cpus), (Some("vm"), Some(2)));
+        assert_eq!(s.clock, Clock::Wall { utc_offset_s: None });
+        assert!(s.intervals[0].since_boot && !s.intervals[1].since_boot);
+        assert_eq!(s.intervals[1].end_ns, (DEC2_1148 + 49) * NS);
+        assert_eq!(s.intervals[0].line, 3);
+        let l = dev(&s, Metric::DiskUtil, "loop0");
+        assert!(l[0].is_nan() && l[1] == 0.1, "{l:?}");
+        assert_eq!(dev(&s, Metric::DiskReadKibs, "vda"), [3937.97, 468.0]);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    }
+
+    #[test]
+    fn comma_locales_read_day_first() {
+        let fr = "Linux 6.18 (vm) \t02/12/2026 \t_x86_64_\t(2 CPU)\n\n".to_string()
+            + &report("02/12/2026 11:48:48", "55,80", "vda  1,50  2,25  0,10  3,50");
+        let s = read(&fr);
+        assert_eq!(s.intervals[0].end_ns, (DEC2_1148 + 48) * NS);
+        assert_eq!(dev(&s, Metric::DiskUtil, "vda"), [3.5]);
+        let cpu = s.series(Metric::CpuUser, &Entity::System).map(|c| c.values.clone());
+        assert_eq!(cpu, Some(vec![55.8]));
+        let de = "Linux 6.18 (vm) \t02.12.2026 \t_x86_64_\t(2 CPU)\n\n".to_string()
+            + &report("02.12.2026 11:48:48", "43,94", "vda  1,50  2,25  0,10  3,50");
+        assert_eq!(read(&de).intervals[0].end_ns, (DEC2_1148 + 48) * NS);
+    }
+
+    #[test]
+    fn iso_zone_epoch_and_am_pm_stamps() {
+        let iso = BANNER.to_string() + &report("2026-12-02T17:18:48+0530", "1.0", "vda 1 1 1 1");
+        let s = read(&iso);
+        assert_eq!(s.clock, Clock::Wall { utc_offset_s: Some(19_800) });
+        assert_eq!(s.intervals[0].end_ns, (DEC2_1148 + 48) * NS);
+        let u = BANNER.to_string() + &report("1796212128", "1.0", "vda 1 1 1 1");
+        let s = read(&u);
+        assert_eq!(s.clock, Clock::Wall { utc_offset_s: Some(0) });
+        assert_eq!(s.intervals[0].end_ns, (DEC2_1148 + 48) * NS);
+        let pm = BANNER.to_string()
+            + &report("12/01/2026 11:59:59 PM", "1.0", "vda 1 1 1 1")
+            + &report("12/02/2026 12:00:00 AM", "1.0", "vda 1 1 1 1");
+        let s = read(&pm);
+        assert_eq!(s.intervals[1].end_ns - s.intervals[0].end_ns, NS);
+    }
+
+    #[test]
+    fn human_layout_device_last_with_suffixes() {
+        let h = format!(
+            "{BANNER}12/02/26 11:59:02\navg-cpu:  %user   %nice %system %iowait  %steal   %idle\n\
+          55.3%    0.0%   13.5%    1.1%    0.4%   29.6%\n\n\
+     r/s     rkB/s Device\n  547.36     26.2M vda\n    0.00      0.5k loop0\n\n\
+     f/s f_await  aqu-sz  %util Device\n    0.91    0.06    0.64   7.3% vda\n\n\n"
+        );
+        let s = read(&h);
+        assert_eq!(s.intervals.len(), 1, "the sub-tables are one report");
+        assert_eq!(dev(&s, Metric::DiskReadKibs, "vda"), [26.2 * 1024.0]);
+        assert_eq!(dev(&s, Metric::DiskReadKibs, "loop0"), [0.5]);
+        assert_eq!(dev(&s, Metric::DiskUtil, "vda"), [7.3]);
+    }
+
+    #[test]
+    fn old_layouts_units_and_no_timestamps() {
+        let t = format!(
+            "{BANNER}\navg-cpu:  %user   %nice %system %iowait  %steal   %idle\n\
+          54.51    0.00   13.30    0.97    0.38   30.84\n\n\
+Device:         rrqm/s   wrqm/s     r/s     w/s    rMB/s    wsec/s avgrq-sz avgqu-sz   await  svctm  %util\n\
+vda               0.00     0.00    0.00    2.39     2.00   153.25   128.00     1.50    0.50   0.49   0.12\n\n"
+        );
+        let s = read(&t);
+        assert_eq!(s.clock, Clock::Relative);
+        // two blank lines after the banner: sysstat < 12.7.7 with -y
+        assert!(!s.intervals[0].since_boot);
+        assert_eq!(dev(&s, Metric::DiskReadKibs, "vda"), [2048.0]);
+        assert_eq!(dev(&s, Metric::DiskWriteKibs, "vda"), [153.25 / 2.0]);
+        assert_eq!(dev(&s, Metric::DiskQueue, "vda"), [1.5]);
+        assert_eq!(dev(&s, Metric::DiskAwait, "vda"), [0.5]);
+    }
+
+    #[test]
+    fn a_cut_row_and_stray_lines_are_warnings() {
+        let t = format!(
+            "{}{}vda   50.00  46",
+            BANNER,
+            report("12/02/26 11:48:48", "36.68", "vda   87.78  3937.97  0.12\nzzz")
+        );
+        let s = read(&t);
+        assert_eq!(s.intervals.len(), 1);
+        let lines: Vec<u32> = s.warnings.iter().map(|w| w.line).collect();
+        assert_eq!(lines, [11, 8, 9], "{:?}", s.warnings);
+    }
+}
