@@ -394,7 +394,11 @@ mod tests {
     fn c_locale_report_with_a_device_appearing_mid_run() {
         let t = format!(
             "{BANNER}{}{}",
-            report("12/02/26 11:48:48", "36.68", "vda   87.78  3937.97  0.12  2.25"),
+            report(
+                "12/02/26 11:48:48",
+                "36.68",
+                "vda   87.78  3937.97  0.12  2.25"
+            ),
             report(
                 "12/02/26 11:48:49",
                 "62.37",
@@ -417,14 +421,24 @@ mod tests {
     #[test]
     fn comma_locales_read_day_first() {
         let fr = "Linux 6.18 (vm) \t02/12/2026 \t_x86_64_\t(2 CPU)\n\n".to_string()
-            + &report("02/12/2026 11:48:48", "55,80", "vda  1,50  2,25  0,10  3,50");
+            + &report(
+                "02/12/2026 11:48:48",
+                "55,80",
+                "vda  1,50  2,25  0,10  3,50",
+            );
         let s = read(&fr);
         assert_eq!(s.intervals[0].end_ns, (DEC2_1148 + 48) * NS);
         assert_eq!(dev(&s, Metric::DiskUtil, "vda"), [3.5]);
-        let cpu = s.series(Metric::CpuUser, &Entity::System).map(|c| c.values.clone());
+        let cpu = s
+            .series(Metric::CpuUser, &Entity::System)
+            .map(|c| c.values.clone());
         assert_eq!(cpu, Some(vec![55.8]));
         let de = "Linux 6.18 (vm) \t02.12.2026 \t_x86_64_\t(2 CPU)\n\n".to_string()
-            + &report("02.12.2026 11:48:48", "43,94", "vda  1,50  2,25  0,10  3,50");
+            + &report(
+                "02.12.2026 11:48:48",
+                "43,94",
+                "vda  1,50  2,25  0,10  3,50",
+            );
         assert_eq!(read(&de).intervals[0].end_ns, (DEC2_1148 + 48) * NS);
     }
 
@@ -432,11 +446,21 @@ mod tests {
     fn iso_zone_epoch_and_am_pm_stamps() {
         let iso = BANNER.to_string() + &report("2026-12-02T17:18:48+0530", "1.0", "vda 1 1 1 1");
         let s = read(&iso);
-        assert_eq!(s.clock, Clock::Wall { utc_offset_s: Some(19_800) });
+        assert_eq!(
+            s.clock,
+            Clock::Wall {
+                utc_offset_s: Some(19_800)
+            }
+        );
         assert_eq!(s.intervals[0].end_ns, (DEC2_1148 + 48) * NS);
         let u = BANNER.to_string() + &report("1796212128", "1.0", "vda 1 1 1 1");
         let s = read(&u);
-        assert_eq!(s.clock, Clock::Wall { utc_offset_s: Some(0) });
+        assert_eq!(
+            s.clock,
+            Clock::Wall {
+                utc_offset_s: Some(0)
+            }
+        );
         assert_eq!(s.intervals[0].end_ns, (DEC2_1148 + 48) * NS);
         let pm = BANNER.to_string()
             + &report("12/01/2026 11:59:59 PM", "1.0", "vda 1 1 1 1")
@@ -483,7 +507,11 @@ vda               0.00     0.00    0.00    2.39     2.00   153.25   128.00     1
         let t = format!(
             "{}{}vda   50.00  46",
             BANNER,
-            report("12/02/26 11:48:48", "36.68", "vda   87.78  3937.97  0.12\nzzz")
+            report(
+                "12/02/26 11:48:48",
+                "36.68",
+                "vda   87.78  3937.97  0.12\nzzz"
+            )
         );
         let s = read(&t);
         assert_eq!(s.intervals.len(), 1);
