@@ -91,7 +91,11 @@ pub fn parse_with(
     } else {
         bytes
     };
-    let text = String::from_utf8_lossy(bytes);
+    // invalid UTF-8 is decoded lossily at the edge; the check alone is faster
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(bytes),
+    };
     let text = strip_ansi(text);
     let unknown = |reason: &str| ContextError::Unknown {
         path: name.to_string(),
@@ -122,7 +126,7 @@ pub fn parse_with(
 
 /// Removes SGR colour codes (`S_COLORS=always`): `ESC [ digits ; ... m`.
 fn strip_ansi(text: Cow<'_, str>) -> Cow<'_, str> {
-    if !text.contains('\x1b') {
+    if memchr::memchr(0x1b, text.as_bytes()).is_none() {
         return text;
     }
     let mut out = String::with_capacity(text.len());

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::build::{Builder, ContextOptions, Times, human_num};
+use super::build::{Builder, ContextOptions, Times, human_num, split_ws};
 use super::time::{self, DateTok, SlashOrder, Stamp};
 use super::{ContextError, ContextKind, ContextSource, Entity, Metric, lines};
 
@@ -356,8 +356,7 @@ pub(crate) fn read(
     };
     let mut buf: Vec<&str> = Vec::with_capacity(32);
     for (n, line) in lines(text, &mut r.b) {
-        buf.clear();
-        buf.extend(line.split_ascii_whitespace());
+        split_ws(line, &mut buf);
         r.line(n, line, &buf);
     }
     let times = r.times();

@@ -6,7 +6,7 @@
 //! and a clock going back by more than 12 h adds a day. A header line whose
 //! time goes back starts the next section at the start date again.
 
-use super::build::{Builder, Times, num};
+use super::build::{Builder, Times, num, split_ws};
 use super::iostat::{banner, cpu_column, disk_column};
 use super::time::{self, DayCounter, NS, SlashOrder};
 use super::{ContextError, ContextKind, ContextSource, Entity, Metric, lines};
@@ -163,8 +163,7 @@ pub(crate) fn read_sar(
     let mut rows = Vec::new();
     let mut buf: Vec<&str> = Vec::with_capacity(24);
     for (n, line) in lines(text, &mut b) {
-        buf.clear();
-        buf.extend(line.split_ascii_whitespace());
+        split_ws(line, &mut buf);
         let Some(&first) = buf.first() else { continue };
         if let Some(bn) = banner(line) {
             b.host = bn.host;

@@ -5,7 +5,7 @@
 //! locales (`frei`, `libre`, Polish `io` for `wa`), so names are used only to
 //! tell `-a` (inact/active) from buff/cache and to read the zone name.
 
-use super::build::{Builder, ContextOptions, Times};
+use super::build::{Builder, ContextOptions, Times, split_ws};
 use super::time::{self, NS, SlashOrder, Stamp};
 use super::{ContextError, ContextKind, ContextSource, Entity, Metric, lines};
 
@@ -30,7 +30,7 @@ const COLUMNS: [Metric; 18] = [
     Metric::CpuGuest,
 ];
 
-/// The columns `-S` scales (memory and si/so).
+/// The columns `-S` scales: the memory columns, then si/so.
 const SCALED: [Metric; 8] = [
     Metric::SwapUsedKib,
     Metric::MemFreeKib,
@@ -131,14 +131,7 @@ impl Reader {
             self.b.scale(&SCALED, bytes as f32 / 1024.0);
             return;
         }
-        let mem = [
-            Metric::SwapUsedKib,
-            Metric::MemFreeKib,
-            Metric::MemBuffKib,
-            Metric::MemCacheKib,
-            Metric::MemActiveKib,
-            Metric::MemInactiveKib,
-        ];
+        let mem = &SCALED[..6];
         let n = self.b.len();
         let series = self.b.series();
         let total = |i: usize| -> f32 {
@@ -192,8 +185,7 @@ pub(crate) fn read(
     };
     let mut buf: Vec<&str> = Vec::with_capacity(24);
     for (n, line) in lines(text, &mut r.b) {
-        buf.clear();
-        buf.extend(line.split_ascii_whitespace());
+        split_ws(line, &mut buf);
         let Some(first) = buf.first() else { continue };
         if first.bytes().all(|c| c.is_ascii_digit()) {
             r.data_line(n, &buf);
