@@ -78,11 +78,11 @@ pub fn run(args: &CaptureArgs) -> Result<i32> {
     let preexisting = prepare_dir(&args.out, args.force)?;
     let mut signals =
         Signals::new([SIGINT, SIGTERM, SIGHUP]).context("installing signal handlers")?;
-    let mut session = Session::new(args)?;
+    let mut session = Session::new(args, preexisting)?;
     let outcome = session
         .start(args)
         .and_then(|()| session.wait(args, &mut signals));
-    session.finish(outcome, &preexisting)
+    session.finish(outcome)
 }
 
 /// Creates `dir` or checks that it may be written; returns the names already
@@ -165,6 +165,8 @@ struct Session {
     sampler: Option<(Sender<()>, JoinHandle<Result<()>>)>,
     /// Manifest records for the roles the built-in sampler plays.
     builtin: Vec<CommandRecord>,
+    /// Names in the directory before the capture (with --force): not ours.
+    preexisting: BTreeSet<OsString>,
 }
 
 /// How the waiting ended.
@@ -174,7 +176,7 @@ struct Ended {
 }
 
 impl Session {
-    fn new(a: &CaptureArgs) -> Result<Session> {
+    fn new(a: &CaptureArgs, preexisting: BTreeSet<OsString>) -> Result<Session> {
         let uname = rustix::system::uname();
         let stat = procfs::read_stat()?;
         let manifest = Manifest {
@@ -204,6 +206,7 @@ impl Session {
             profiler: None,
             sampler: None,
             builtin: Vec::new(),
+            preexisting,
         })
     }
 
@@ -253,7 +256,7 @@ impl Session {
                 .spawn(CommandRole::Profiler, argv, Vec::new(), &out)?;
             self.profiler = Some(i);
         }
-        self.write(Status::Running, Vec::new())
+        self.write(Status::Running)
     }
 
     /// Runs `argv` as the `role` logger when it is installed (and tools are
@@ -381,7 +384,7 @@ impl Session {
 
     /// Stops everything, writes the final manifest and returns the exit code
     /// (or the error that ended the capture, after recording it).
-    fn finish(mut self, outcome: Result<Ended>, preexisting: &BTreeSet<OsString>) -> Result<i32> {
+    fn finish(mut self, outcome: Result<Ended>) -> Result<i32> {
         if let Some(i) = self.profiler {
             self.children.list[i].stop(Signal::INT, Duration::from_secs(2));
         }
@@ -399,7 +402,6 @@ impl Session {
             }
         }
         self.manifest.end = Some(clock::anchor());
-        let files = self.files(preexisting);
         let (status, code) = match &outcome {
             Ok(Ended { signal: Some(sig) }) => {
                 self.manifest.signal = Some(signal_name(*sig).to_string());
@@ -418,7 +420,7 @@ impl Session {
             }
         };
         self.manifest.exit_code = Some(code);
-        let written = self.write(status, files);
+        let written = self.write(status);
         outcome?;
         written?;
         eprintln!("ember: capture written to {}", self.dir.display());
@@ -426,7 +428,7 @@ impl Session {
     }
 
     /// What is in the bundle now, by role; names that were there before are left out.
-    fn files(&self, preexisting: &BTreeSet<OsString>) -> Vec<FileEntry> {
+    fn files(&self) -> Vec<FileEntry> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
         };
@@ -442,7 +444,7 @@ impl Session {
                     "mpstat.log" => FileRole::Mpstat,
                     "profiler.out" => FileRole::ProfilerStdout,
                     "profiler.err" => FileRole::ProfilerStderr,
-                    _ if preexisting.contains(&name) => return None,
+                    _ if self.preexisting.contains(&name) => return None,
                     _ => FileRole::Profile,
                 };
                 Some(FileEntry { path: text, role })
@@ -452,15 +454,11 @@ impl Session {
         files
     }
 
-    fn write(&mut self, status: Status, files: Vec<FileEntry>) -> Result<()> {
+    fn write(&mut self, status: Status) -> Result<()> {
         self.manifest.status = status;
         self.manifest.commands = self.children.list.iter().map(|c| c.record()).collect();
         self.manifest.commands.extend(self.builtin.iter().cloned());
-        if status == Status::Running {
-            self.manifest.files = self.files(&BTreeSet::new());
-        } else {
-            self.manifest.files = files;
-        }
+        self.manifest.files = self.files();
         manifest::write_manifest(&self.dir, &self.manifest)
     }
 }
