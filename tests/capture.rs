@@ -24,6 +24,14 @@ fn capture(dir: &Path, extra: &[&str]) -> Output {
         .expect("running ember")
 }
 
+/// Runs a capture that must succeed; returns its manifest.
+fn capture_ok(dir: &Path, extra: &[&str]) -> Manifest {
+    let out = capture(dir, extra);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    read_manifest(dir).unwrap()
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -88,18 +96,15 @@ fn wait_until(limit: Duration, mut ok: impl FnMut() -> bool) -> bool {
     false
 }
 
-/// Starts a capture in the background, waits for its `running` manifest with
-/// the profiler started, sends `signal`, and returns (exit code, manifest).
+/// Starts a capture in the background (alone when `profiler` is empty), waits
+/// for its `running` manifest, sends `signal`, and returns (exit code, manifest).
 fn interrupt(dir: &Path, signal: &str, profiler: &[&str]) -> (Option<i32>, Manifest) {
-    let mut child = ember()
-        .arg("capture")
-        .arg("--out")
-        .arg(dir)
-        .arg("--")
-        .args(profiler)
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starting ember");
+    let mut cmd = ember();
+    cmd.arg("capture").arg("--out").arg(dir);
+    if !profiler.is_empty() {
+        cmd.arg("--").args(profiler);
+    }
+    let mut child = cmd.stderr(Stdio::null()).spawn().expect("starting ember");
     let started = wait_until(Duration::from_secs(3), || {
         read_manifest(dir).is_ok_and(|m| m.status == Status::Running && !m.commands.is_empty())
     });
@@ -127,14 +132,7 @@ fn interrupt(dir: &Path, signal: &str, profiler: &[&str]) -> (Option<i32>, Manif
 fn alone_writes_a_manifest_and_a_report_per_log() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("bundle");
-    let out = capture(&dir, &["--duration", "2"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let m = read_manifest(&dir).unwrap();
+    let m = capture_ok(&dir, &["--duration", "2"]);
     assert_eq!(m.status, Status::Complete);
     assert_eq!(m.exit_code, Some(0));
     assert!(m.host.n_cpus >= 1);
@@ -161,14 +159,7 @@ fn alone_writes_a_manifest_and_a_report_per_log() {
 fn fallback_logs_have_the_documented_layout() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("b");
-    let out = capture(&dir, &["--duration", "2.2", "--no-tools"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let m = read_manifest(&dir).unwrap();
+    let m = capture_ok(&dir, &["--duration", "2.2", "--no-tools"]);
     let io = m.command(CommandRole::Iostat).unwrap();
     assert!(io.builtin && io.pid.is_none());
     assert!(io.env.contains(&"S_TIME_FORMAT=ISO".to_string()));
@@ -339,29 +330,8 @@ fn sigterm_stops_the_profiler_and_every_logger() {
 fn ctrl_c_ends_a_capture_without_a_profiler() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("b");
-    let mut child = ember()
-        .args(["capture", "--out"])
-        .arg(&dir)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    assert!(wait_until(Duration::from_secs(3), || read_manifest(&dir).is_ok()));
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let mut status = None;
-    wait_until(Duration::from_secs(4), || {
-        status = child.try_wait().unwrap();
-        status.is_some()
-    });
-    let Some(status) = status else {
-        let _ = child.kill();
-        panic!("ember did not stop on SIGINT");
-    };
-    assert_eq!(status.code(), Some(130));
-    let m = read_manifest(&dir).unwrap();
+    let (code, m) = interrupt(&dir, "-INT", &[]);
+    assert_eq!(code, Some(130));
     assert_eq!(
         (m.status, m.signal.as_deref()),
         (Status::Interrupted, Some("SIGINT"))
@@ -386,10 +356,8 @@ fn refuses_a_non_empty_directory_unless_forced() {
         .collect();
     assert_eq!(names, ["keep.txt"], "nothing was written");
 
-    let out = capture(dir, &["--duration", "0.2", "--no-tools", "--force"]);
-    assert_eq!(out.status.code(), Some(0));
+    let m = capture_ok(dir, &["--duration", "0.2", "--no-tools", "--force"]);
     assert_eq!(read(&dir.join("keep.txt")), "mine");
-    let m = read_manifest(dir).unwrap();
     assert!(
         m.files.iter().all(|f| f.path != "keep.txt"),
         "not claimed as part of the bundle"
