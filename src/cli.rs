@@ -42,6 +42,8 @@ pub enum Command {
     Diff(DiffArgs),
     /// A regression gate for CI: exit 1 when a function grew past its budget.
     Check(CheckArgs),
+    /// Record host context (vmstat, iostat, mpstat) next to a profiler run into a bundle directory.
+    Capture(crate::capture::CaptureArgs),
 }
 
 #[derive(Debug, Args)]
@@ -478,6 +480,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Convert(args)) => run_convert(&args),
         Some(Command::Diff(args)) => run_diff(&args),
         Some(Command::Check(args)) => Ok(run_check(&args)),
+        Some(Command::Capture(args)) => {
+            crate::capture::run(&args).map(|code| ExitCode::from(u8::try_from(code).unwrap_or(1)))
+        }
         None => {
             if let Some(dir) = &cli.view.watch_dir {
                 if !dir.is_dir() {
