@@ -52,7 +52,9 @@ impl Rng {
 /// their stack, as a sampled thread's do.
 fn synthetic() -> Profile {
     let mut p = Profile::new("perf", vec![ValueType::samples()]);
-    let names: Vec<String> = (0..2000).map(|i| format!("module{}::function_{i}", i % 37)).collect();
+    let names: Vec<String> = (0..2000)
+        .map(|i| format!("module{}::function_{i}", i % 37))
+        .collect();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut stack: Vec<usize> = vec![0, 1, 2];
     let mut times = Vec::with_capacity(1_000_000);
@@ -131,7 +133,11 @@ fn main() -> anyhow::Result<()> {
         ms(t.elapsed())
     );
     let span = hi - lo;
-    for (label, a, b) in [("10%", 0.45, 0.55), ("50%", 0.25, 0.75), ("90%", 0.05, 0.95)] {
+    for (label, a, b) in [
+        ("10%", 0.45, 0.55),
+        ("50%", 0.25, 0.75),
+        ("90%", 0.05, 0.95),
+    ] {
         let filter = TimeFilter {
             keep: Some(Window {
                 start: lo + (span as f64 * a) as u64,
@@ -198,6 +204,9 @@ fn main() -> anyhow::Result<()> {
         term.draw(|f| panels::draw(f, &mut app))?;
         keys.push(t.elapsed());
     }
-    println!("  timeline cursor key + redraw, 200x50: {}", ms(median(keys)));
+    println!(
+        "  timeline cursor key + redraw, 200x50: {}",
+        ms(median(keys))
+    );
     Ok(())
 }
