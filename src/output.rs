@@ -440,7 +440,16 @@ pub fn info(
         writeln!(out, "duration:      {}", human(d as i64, &ns))?;
     }
     if let Some(start) = p.meta.start_unix_ns {
-        writeln!(out, "started:       {} ns since the Unix epoch", start)?;
+        let zone = if p.meta.wall_is_local {
+            "local time of the recording host"
+        } else {
+            "UTC"
+        };
+        writeln!(
+            out,
+            "started:       {} ({zone}; {start} ns since the Unix epoch)",
+            crate::timeline::format_clock(start as i64, true)
+        )?;
     }
     if let Some((period, vt)) = &p.meta.period {
         writeln!(

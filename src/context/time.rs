@@ -30,15 +30,9 @@ pub(crate) enum Stamp {
     TimeOnly(u32),
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+/// Days since 1970-01-01 (the one calendar function, in `model::timerange`).
 pub(crate) fn days_from_civil(y: i32, m: u32, d: u32) -> i64 {
-    let y = i64::from(y) - i64::from(m <= 2);
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    crate::model::timerange::days_from_civil(i64::from(y), m, d)
 }
 
 fn valid(y: i32, m: u32, d: u32) -> Option<i64> {

@@ -94,7 +94,18 @@ impl Parser {
         }
         if let Some((lo, hi)) = self.time_span {
             p.meta.duration_ns = Some(hi - lo);
-            let offset = self.ref_offset.or(self.tod_offset);
+            // Last resort: `--header`'s `captured on` (the perf.data file's
+            // mtime, local time, 1 s) is about when the last sample was taken.
+            let captured = captured_offset(&p.meta.extra)
+                .filter(|_| self.ref_offset.is_none() && self.tod_offset.is_none());
+            let offset = self.ref_offset.or(self.tod_offset).or(captured);
+            if captured.is_some() {
+                p.meta.wall_is_local = true;
+                p.notes.push(
+                    "wall clock from the header's `captured on` (the perf.data file's modification time: about the last sample, to a second or two, in local time)"
+                        .into(),
+                );
+            }
             if let Some(off) = offset {
                 p.meta.time_to_unix_ns = Some(off);
                 p.meta.start_unix_ns = u64::try_from(i128::from(lo) + i128::from(off)).ok();
@@ -153,5 +164,66 @@ fn value_types(events: &[EventStats]) -> Vec<ValueType> {
             }
             out
         }
+    }
+}
+
+/// Wall-clock minus sample clock from `captured on : Wed Dec  2 11:54:26 2026`
+/// and `time of last sample : 819.017995` (`perf script --header`), in ns.
+fn captured_offset(extra: &[(String, String)]) -> Option<i64> {
+    let get = |k: &str| {
+        extra
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+    };
+    let captured = parse_ctime(get("captured on")?)?;
+    let last = get("time of last sample")?.trim();
+    let last = super::lines::parse_seconds_ns(last.as_bytes())?;
+    i64::try_from(i128::from(captured) - i128::from(last)).ok()
+}
+
+/// `ctime()` text (`Wed Dec  2 11:54:26 2026`) read as UTC, in ns since the epoch.
+fn parse_ctime(text: &str) -> Option<i64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let mut w = text.split_whitespace().skip(1);
+    let name = w.next()?;
+    let month = MONTHS.iter().position(|m| *m == name)? as u32 + 1;
+    let day: u32 = w.next()?.parse().ok()?;
+    let mut clock = w.next()?.split(':');
+    let year: i64 = w.next()?.parse().ok()?;
+    let (h, m, s): (i64, i64, i64) = (
+        clock.next()?.parse().ok()?,
+        clock.next()?.parse().ok()?,
+        clock.next()?.parse().ok()?,
+    );
+    if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    let days = crate::model::timerange::days_from_civil(year, month, day);
+    (days * 86_400 + h * 3600 + m * 60 + s).checked_mul(1_000_000_000)
+}
+
+#[cfg(test)]
+mod captured_tests {
+    use super::*;
+
+    #[test]
+    fn captured_on_minus_the_last_sample_is_the_offset() {
+        let extra = vec![
+            (
+                "captured on".to_string(),
+                "Wed Dec  2 11:54:26 2026".to_string(),
+            ),
+            ("time of last sample".to_string(), "819.017995".to_string()),
+        ];
+        // 2026-12-02 11:54:26 UTC is 1796212466 s.
+        assert_eq!(
+            captured_offset(&extra),
+            Some(1_796_212_466_000_000_000 - 819_017_995_000)
+        );
+        assert_eq!(parse_ctime("Wed Foo  2 11:54:26 2026"), None);
+        assert_eq!(captured_offset(&extra[..1]), None);
     }
 }

@@ -73,17 +73,6 @@ pub(super) fn parse_seconds_ns(s: &[u8]) -> Option<u64> {
     secs.checked_mul(1_000_000_000)?.checked_add(ns)
 }
 
-/// Days from 1970-01-01 to a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// `YYYY-MM-DD` and `HH:MM:SS[.frac]` as nanoseconds since the Unix epoch, read as UTC.
 fn parse_tod(date: &[u8], clock: &[u8]) -> Option<i64> {
     let num = |s: &[u8]| parse_u64(s).and_then(|v| i64::try_from(v).ok());
@@ -105,7 +94,8 @@ fn parse_tod(date: &[u8], clock: &[u8]) -> Option<i64> {
     let mut sub = b"0".to_vec();
     sub.extend_from_slice(frac);
     let sub_ns = i64::try_from(parse_seconds_ns(&sub)?).ok()?;
-    let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s;
+    let (mo, d) = (u32::try_from(mo).ok()?, u32::try_from(d).ok()?);
+    let secs = crate::model::timerange::days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s;
     secs.checked_mul(1_000_000_000)?.checked_add(sub_ns)
 }
 
