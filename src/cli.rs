@@ -272,6 +272,9 @@ pub struct TimeArgs {
     /// Shift the context logs by OFFSET (e.g. -1.5s) against the profile.
     #[arg(long, value_name = "OFFSET", allow_hyphen_values = true)]
     pub align: Option<String>,
+    /// A capture bundle's clock anchor (set when PROFILE is one).
+    #[arg(skip)]
+    pub anchor_ns: Option<i64>,
 }
 
 impl TimeArgs {
@@ -280,6 +283,7 @@ impl TimeArgs {
             from: self.from.clone(),
             to: self.until.clone(),
             exclude: self.exclude.clone(),
+            anchor_ns: self.anchor_ns,
         }
     }
 
@@ -472,8 +476,32 @@ pub enum TopFormat {
     Json,
 }
 
+/// A capture bundle named as PROFILE becomes its profile, its logs as
+/// `--context` and its clock anchor; the bundle is kept (and its temporary
+/// perf script text) for as long as the command runs.
+fn open_bundle(path: &mut PathBuf, input: &mut InputArgs) -> Result<Option<crate::bundle::Bundle>> {
+    if !crate::bundle::is_bundle(path) {
+        return Ok(None);
+    }
+    let b = crate::bundle::open(path)?;
+    *path = b.profile.clone();
+    input.time.context.extend(b.contexts.iter().cloned());
+    input.time.anchor_ns = Some(b.anchor_ns);
+    Ok(Some(b))
+}
+
 /// Runs the parsed command line.
-pub fn run(cli: Cli) -> Result<ExitCode> {
+pub fn run(mut cli: Cli) -> Result<ExitCode> {
+    let _bundle = match &mut cli.command {
+        Some(Command::Top(a)) => open_bundle(&mut a.profile, &mut a.input)?,
+        Some(Command::Info(a)) => open_bundle(&mut a.profile, &mut a.input)?,
+        Some(Command::Convert(a)) => open_bundle(&mut a.profile, &mut a.input)?,
+        None => match &mut cli.view.profile {
+            Some(p) => open_bundle(p, &mut cli.view.input)?,
+            None => None,
+        },
+        Some(_) => None,
+    };
     match cli.command {
         Some(Command::Top(args)) => run_top(&args),
         Some(Command::Info(args)) => run_info(&args),
@@ -562,7 +590,10 @@ fn run_info(args: &InfoArgs) -> Result<ExitCode> {
         .samples(model::NodeId::ROOT)
         .map_or(profile.samples.len(), |s| s as usize);
     let written = output::info(&mut out, &profile, &tree, &source.display())
-        .and_then(|()| output::context_info(&mut out, &profile, samples, logs, nudge))
+        .and_then(|()| {
+            let anchor = args.input.time.anchor_ns;
+            output::context_info(&mut out, &profile, samples, logs, nudge, anchor)
+        })
         .and_then(|()| out.flush());
     finish_output(written)
 }

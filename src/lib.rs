@@ -3,6 +3,7 @@
 //! Data flows one way: `input` (bytes) -> `formats` (samples) -> `model` (trees,
 //! tables) -> `ui` (terminal) or `output` (CLI printers).
 
+pub mod bundle;
 pub mod capture;
 pub mod cli;
 pub mod context;

@@ -100,6 +100,17 @@ pub struct Aligned {
 /// Puts `source` on `profile`'s clock, moved by `nudge_ns` more (`--align`).
 /// Fails, saying both spans, when the log does not overlap the profile.
 pub fn align(source: ContextSource, profile: &Profile, nudge_ns: i64) -> Result<Aligned, String> {
+    align_anchored(source, profile, nudge_ns, None)
+}
+
+/// [`align`] with a wall-clock anchor from elsewhere (a capture bundle's
+/// realtime minus monotonic) for a profile whose own clock has none.
+pub fn align_anchored(
+    source: ContextSource,
+    profile: &Profile,
+    nudge_ns: i64,
+    anchor_ns: Option<i64>,
+) -> Result<Aligned, String> {
     let Some((lo, hi)) = profile_window(profile) else {
         return Err(format!(
             "{}: the profile has no times to line the log up with",
@@ -109,12 +120,21 @@ pub fn align(source: ContextSource, profile: &Profile, nudge_ns: i64) -> Result<
     let Some((c0, c1)) = source.span_ns() else {
         return Err(format!("{}: the log holds no report", source.name));
     };
-    let offset = window_offset(profile);
+    let (offset, local) = match window_offset(profile) {
+        Some(_) if sample_span(profile).is_some() => {
+            match crate::model::timerange::wall_offset_with(profile, anchor_ns) {
+                Some((o, local)) => (Some(o), local),
+                None => (None, false),
+            }
+        }
+        Some(o) => (Some(o), false),
+        None => (anchor_ns.filter(|_| sample_span(profile).is_some()), false),
+    };
     let (shift, how) = match (source.clock, offset) {
         (Clock::Wall { utc_offset_s }, Some(off)) => {
             // Log times are as printed; the profile's are UTC unless it too
             // printed local times without a zone (perf tod).
-            let zone = match (profile.meta.wall_is_local, utc_offset_s) {
+            let zone = match (local, utc_offset_s) {
                 (false, Some(z)) => i64::from(z) * NS,
                 _ => 0,
             };

@@ -270,6 +270,7 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
     app.initial_search = st.initial_search;
     app.live = live;
     app.timeline.nudge_ns = args.align_ns.clone().map_err(anyhow::Error::msg)?;
+    app.timeline.anchor_ns = args.time.anchor_ns;
     spawn_contexts(st.tx.clone(), &args.context)?;
     drive(app, st.tx, st.rx, &source.display(), args)
 }

@@ -284,6 +284,9 @@ pub struct ProfileMeta {
     /// with no zone (perf `tod`) and read as if UTC: compare them with other
     /// local times as printed, not with UTC.
     pub wall_is_local: bool,
+    /// `time_to_unix_ns` is only good to a second or two (perf's `captured
+    /// on`): a better anchor from elsewhere (a capture bundle) wins.
+    pub wall_is_rough: bool,
     /// The sampling period and what it counts (pprof `period`, perf's period).
     pub period: Option<(i64, ValueType)>,
     /// Anything else worth showing in `ember info` (key, value).

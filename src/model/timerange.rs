@@ -256,6 +256,19 @@ pub fn wall_offset(profile: &Profile) -> Option<i64> {
     Some(start as i64 - lo as i64)
 }
 
+/// The profile's offset to wall clock given an anchor from elsewhere (a
+/// capture bundle's, UTC): the profile's own unless it has none or only a
+/// rough one. With whether the result is local time read as UTC.
+pub fn wall_offset_with(profile: &Profile, anchor_ns: Option<i64>) -> Option<(i64, bool)> {
+    let own = wall_offset(profile);
+    match (own, anchor_ns) {
+        (Some(o), Some(_)) if !profile.meta.wall_is_rough => Some((o, profile.meta.wall_is_local)),
+        (_, Some(a)) if sample_span(profile).is_some() => Some((a, false)),
+        (Some(o), _) => Some((o, profile.meta.wall_is_local)),
+        (None, _) => None,
+    }
+}
+
 /// A time in the profile's clock. `end` rounds a date-less wall time forward
 /// past the start (so `23:59-00:01` works across midnight).
 fn resolve(
@@ -302,6 +315,9 @@ pub struct TimeSelection {
     pub from: Option<String>,
     pub to: Option<String>,
     pub exclude: Vec<String>,
+    /// Wall-clock minus sample clock from elsewhere (a capture bundle), for
+    /// a profile that does not know its own.
+    pub anchor_ns: Option<i64>,
 }
 
 impl TimeSelection {
@@ -326,7 +342,7 @@ impl TimeSelection {
             return Ok(TimeFilter::default());
         }
         let span = sample_span(profile).ok_or(RangeError::NoTimes)?;
-        let offset = wall_offset(profile);
+        let offset = wall_offset_with(profile, self.anchor_ns).map(|(o, _)| o);
         let point = |text: &str, not_before| -> Result<u64, RangeError> {
             resolve(text.parse()?, text, span, offset, not_before)
         };
@@ -540,7 +556,7 @@ mod tests {
         let sel = TimeSelection {
             from: Some("1".into()),
             to: Some("3s".into()),
-            exclude: vec![],
+            ..TimeSelection::default()
         };
         let f = sel.resolve(&p).unwrap_or_else(|e| panic!("{e}"));
         let cut = slice(&p, &f).unwrap_or_else(|e| panic!("{e}"));
@@ -579,7 +595,7 @@ mod tests {
         let sel = TimeSelection {
             from: Some("23:59:59".into()),
             to: Some("00:00:01".into()),
-            exclude: vec![],
+            ..TimeSelection::default()
         };
         let f = sel.resolve(&p).unwrap_or_else(|e| panic!("{e}"));
         let cut = slice(&p, &f).unwrap_or_else(|e| panic!("{e}"));

@@ -7,7 +7,7 @@ use crate::context::ContextSource;
 use crate::model::Profile;
 use crate::sanitize::sanitize;
 use crate::timeline::flags::{Severity, flags};
-use crate::timeline::{AlignHow, Aligned, align, format_clock, profile_window};
+use crate::timeline::{AlignHow, Aligned, align_anchored, format_clock, profile_window};
 
 /// Writes one block per log (read or refused) and the flags of the whole
 /// profile window.
@@ -17,6 +17,7 @@ pub fn context_info(
     samples: usize,
     logs: Vec<Result<ContextSource, String>>,
     nudge_ns: i64,
+    anchor_ns: Option<i64>,
 ) -> io::Result<()> {
     let mut aligned: Vec<Aligned> = Vec::new();
     for log in logs {
@@ -88,7 +89,7 @@ pub fn context_info(
                 sanitize(&first.message)
             )?;
         }
-        match align(log, profile, nudge_ns) {
+        match align_anchored(log, profile, nudge_ns, anchor_ns) {
             Ok(a) => {
                 let how = match a.how {
                     AlignHow::WallClock => "by wall clock",

@@ -22,7 +22,8 @@ use crate::model::timerange::Window;
 use crate::sanitize::sanitize;
 use crate::timeline::flags::{Flag, Severity, flags};
 use crate::timeline::{
-    AlignHow, Aligned, Histogram, Strip, align, format_clock, profile_window, strip_value, strips,
+    AlignHow, Aligned, Histogram, Strip, align_anchored, format_clock, profile_window, strip_value,
+    strips,
 };
 
 const LABEL_W: u16 = 10;
@@ -47,6 +48,8 @@ pub struct TimelineState {
     pub first_strip: usize,
     /// `--align`, kept for logs that arrive after the profile.
     pub nudge_ns: i64,
+    /// A capture bundle's clock anchor, for a profile without its own.
+    pub anchor_ns: Option<i64>,
     /// The last drawn histogram: for which profile, value and width.
     hist: Option<(usize, usize, usize, Histogram)>,
     /// Nanoseconds per column at the last draw (cursor steps).
@@ -66,7 +69,7 @@ impl TimelineState {
             return;
         }
         for log in std::mem::take(&mut self.pending) {
-            match log.and_then(|src| align(src, profile, self.nudge_ns)) {
+            match log.and_then(|src| align_anchored(src, profile, self.nudge_ns, self.anchor_ns)) {
                 Ok(a) => {
                     if a.how == AlignHow::StartTime {
                         self.notes.push(format!(

@@ -101,6 +101,7 @@ impl Parser {
             let offset = self.ref_offset.or(self.tod_offset).or(captured);
             if captured.is_some() {
                 p.meta.wall_is_local = true;
+                p.meta.wall_is_rough = true;
                 p.notes.push(
                     "wall clock from the header's `captured on` (the perf.data file's modification time: about the last sample, to a second or two, in local time)"
                         .into(),
