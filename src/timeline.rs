@@ -40,6 +40,28 @@ pub struct Histogram {
     pub counts: Vec<f64>,
 }
 
+/// Each sample taken in `[lo, hi]`: its time and the absolute value of its
+/// `value` column (1 where it has none).
+pub fn timed_values(
+    p: &Profile,
+    value: usize,
+    lo: u64,
+    hi: u64,
+) -> impl Iterator<Item = (u64, f64)> {
+    let stride = p.value_types.len().max(1);
+    let values = &p.samples.values;
+    p.samples
+        .time
+        .iter()
+        .flatten()
+        .enumerate()
+        .filter(move |&(_, &t)| lo <= t && t <= hi)
+        .map(move |(i, &t)| {
+            let v = values.get(i * stride + value).copied().unwrap_or(1);
+            (t, v.unsigned_abs() as f64)
+        })
+}
+
 impl Histogram {
     /// `buckets` slices of the window; every sample lands in one (the last
     /// sample in the last bucket).
@@ -47,21 +69,9 @@ impl Histogram {
         let buckets = buckets.max(1);
         let mut counts = vec![0.0; buckets];
         let width = (hi.saturating_sub(lo)).max(1) as f64 / buckets as f64;
-        let stride = p.value_types.len().max(1);
-        if let Some(times) = &p.samples.time {
-            for (i, &t) in times.iter().enumerate() {
-                if t < lo || t > hi {
-                    continue;
-                }
-                let b = (((t - lo) as f64 / width) as usize).min(buckets - 1);
-                let v = p
-                    .samples
-                    .values
-                    .get(i * stride + value)
-                    .copied()
-                    .unwrap_or(1);
-                counts[b] += v.unsigned_abs() as f64;
-            }
+        for (t, v) in timed_values(p, value, lo, hi) {
+            let b = (((t - lo) as f64 / width) as usize).min(buckets - 1);
+            counts[b] += v;
         }
         Histogram { lo, hi, counts }
     }
@@ -227,18 +237,12 @@ pub struct Strip {
 /// is drawn once (the first log's).
 pub fn strips(logs: &[Aligned]) -> Vec<Strip> {
     use Metric::*;
-    let system = [
-        CpuUser,
-        CpuSys,
-        CpuIowait,
-        CpuSteal,
-        RunQueue,
-        Blocked,
-        SwapInKibs,
-        SwapOutKibs,
-        MemFreeKib,
-    ];
-    let device = [DiskUtil, DiskQueue, DiskAwaitRead, DiskAwaitWrite];
+    // What answers "was the host starved" first (a short pane shows these),
+    // then the rest.
+    let system = [CpuUser, CpuSys, CpuIowait, RunQueue, Blocked];
+    let device = [DiskUtil, DiskQueue];
+    let later = [SwapInKibs, SwapOutKibs, CpuSteal, MemFreeKib];
+    let device_later = [DiskAwaitRead, DiskAwaitWrite];
     let mut out: Vec<Strip> = Vec::new();
     let mut seen: Vec<(Metric, Entity)> = Vec::new();
     let mut add = |log: usize, metric: Metric, entity: &Entity, label: String| {
@@ -279,14 +283,23 @@ pub fn strips(logs: &[Aligned]) -> Vec<Strip> {
             add(log, metric, &Entity::System, metric.label().to_string());
         }
     }
-    for (log, aligned) in logs.iter().enumerate() {
-        for dev in aligned.source.devices() {
-            let entity = Entity::Device(dev.to_string());
-            for metric in device {
-                add(log, metric, &entity, format!("{dev} {}", metric.label()));
+    let devices = |metrics: &[Metric], add: &mut dyn FnMut(usize, Metric, &Entity, String)| {
+        for (log, aligned) in logs.iter().enumerate() {
+            for dev in aligned.source.devices() {
+                let entity = Entity::Device(dev.to_string());
+                for &metric in metrics {
+                    add(log, metric, &entity, format!("{dev} {}", metric.label()));
+                }
             }
         }
+    };
+    devices(&device, &mut add);
+    for metric in later {
+        for log in 0..logs.len() {
+            add(log, metric, &Entity::System, metric.label().to_string());
+        }
     }
+    devices(&device_later, &mut add);
     out
 }
 

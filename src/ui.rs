@@ -7,6 +7,7 @@ pub mod app;
 pub mod diff;
 pub mod flame;
 pub mod flame_state;
+pub mod heatmap;
 pub mod jobs;
 pub mod keymap;
 pub mod live;

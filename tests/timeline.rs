@@ -190,3 +190,38 @@ fn a_wall_clock_log_outside_the_profile_is_refused_naming_both_spans() {
     assert!(note.contains("11:56:15"), "{note}");
     assert!(note.contains("the profile opens without it"), "{note}");
 }
+
+#[test]
+fn the_heat_map_steps_by_cells_and_seconds_and_cuts_a_range_of_cells() {
+    let full = sample();
+    let mut app = app_of(full.clone());
+    app.update(Action::ToggleHeatMap);
+    assert!(app.timeline.shown && app.timeline.show_heat);
+    // 80x40: the pane has room for ten rows a second (100 ms each).
+    let text = screen_of(&mut app, 80, 40);
+    assert!(
+        text.contains("heat map · 1 col = 1 s · 1 row = 100 ms"),
+        "{text}"
+    );
+    let lo = app.timeline.window.expect("a window").0;
+    app.update(Action::TimeRight);
+    assert_eq!(app.timeline.cursor, Some(lo + NS / 10));
+    app.update(Action::TimeRightFast);
+    assert_eq!(app.timeline.cursor, Some(lo + NS + NS / 10));
+    app.update(Action::RangeStart);
+    app.update(Action::TimeRight);
+    app.update(Action::TimeRight);
+    app.update(Action::RangeEnd);
+    // From the marked cell's start to the end of the cursor's cell: 300 ms.
+    let l = loaded(&app);
+    let Some(Transform::TimeRange { keep: Some(w), .. }) = l.transforms.first() else {
+        panic!("no time range: {:?}", l.transforms);
+    };
+    assert_eq!((w.start, w.end), (lo + NS + NS / 10, lo + NS + 4 * NS / 10));
+    assert_eq!(l.profile.samples.len(), samples_in(&full, w.start, w.end));
+    // v again: back to the strips.
+    app.update(Action::ToggleHeatMap);
+    assert!(app.timeline.shown && !app.timeline.show_heat);
+    let text = screen_of(&mut app, 80, 40);
+    assert!(text.contains("timeline 4.5 s"), "{text}");
+}

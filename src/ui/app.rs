@@ -408,6 +408,7 @@ impl App {
             | Action::HideNoise
             | Action::SplitPanes
             | Action::ToggleTimeline
+            | Action::ToggleHeatMap
             | Action::TimeLeft
             | Action::TimeRight
             | Action::TimeLeftFast

@@ -49,6 +49,7 @@ pub enum Action {
     HideNoise,
     SplitPanes,
     ToggleTimeline,
+    ToggleHeatMap,
     TimeLeft,
     TimeRight,
     TimeLeftFast,

@@ -159,19 +159,22 @@ fn draw_loaded(
     }
     // The timeline takes the bottom of the graph's room, up to two fifths.
     let graph = if timeline.shown && graph.height >= 8 {
-        let h = timeline.rows_wanted().min((graph.height * 2 / 5).max(3));
+        let room = if timeline.tall {
+            graph.height * 2 / 3
+        } else {
+            graph.height * 2 / 5
+        };
+        let h = timeline.rows_wanted().min(room.max(3));
         let [g, t] = Layout::vertical([Constraint::Min(3), Constraint::Length(h)]).areas(graph);
         let value = l.tree.options.value;
         let range = l.time_window();
-        super::timeline::draw(
-            frame.buffer_mut(),
-            t,
-            timeline,
-            l.loaded_profile(),
+        let pane = super::timeline::Pane {
+            profile: l.loaded_profile(),
             value,
             range,
-            cx.theme,
-        );
+            theme: cx.theme,
+        };
+        super::timeline::draw(frame.buffer_mut(), t, timeline, &pane);
         g
     } else {
         graph

@@ -34,6 +34,8 @@ const BLOCKS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇',
 #[derive(Default)]
 pub struct TimelineState {
     pub shown: bool,
+    /// Give the pane two thirds of the room instead of two fifths.
+    pub tall: bool,
     /// The time cursor in the profile's clock; `None`: the window's start.
     pub cursor: Option<u64>,
     /// Where the range-start key put the start of a range.
@@ -52,8 +54,15 @@ pub struct TimelineState {
     pub anchor_ns: Option<i64>,
     /// The last drawn histogram: for which profile, value and width.
     hist: Option<(usize, usize, usize, Histogram)>,
-    /// Nanoseconds per column at the last draw (cursor steps).
+    /// Nanoseconds per column at the last draw.
     pub col_ns: u64,
+    /// What the small and big cursor steps move by, as last drawn.
+    pub step_small_ns: u64,
+    pub step_big_ns: u64,
+    /// Show the subsecond heat map instead of the strips.
+    pub show_heat: bool,
+    /// The last heat map grid: for which profile, value and rows.
+    pub heat: Option<((usize, usize, usize), super::heatmap::Grid)>,
     /// The profile window at the last draw.
     pub window: Option<(u64, u64)>,
     /// What the logs say about the window on screen, and for which window
@@ -95,8 +104,12 @@ impl TimelineState {
         }
     }
 
-    /// How many rows the pane wants: a title, the flags, the samples row, the strips.
+    /// How many rows the pane wants: a title, the flags, the samples row, the
+    /// strips; or the heat map's title and ten rows a second.
     pub fn rows_wanted(&self) -> u16 {
+        if self.show_heat {
+            return 11;
+        }
         (2 + usize::from(!self.flags.is_empty()) + self.strips.len()) as u16
     }
 
@@ -131,12 +144,17 @@ impl TimelineState {
         }
     }
 
-    /// Moves the cursor by `cols` columns, within the window.
-    pub fn step(&mut self, cols: i64) {
+    /// Moves the cursor one small or big step (`dir` -1 or 1), within the window.
+    pub fn step(&mut self, dir: i64, big: bool) {
         let Some((lo, hi)) = self.window else {
             return;
         };
-        let at = self.cursor.unwrap_or(lo) as i64 + cols * self.col_ns.max(1) as i64;
+        let by = if big {
+            self.step_big_ns
+        } else {
+            self.step_small_ns
+        };
+        let at = self.cursor.unwrap_or(lo) as i64 + dir * by.max(1) as i64;
         self.cursor = Some(at.clamp(lo as i64, hi as i64) as u64);
     }
 
@@ -190,17 +208,24 @@ fn block(v: f64, scale: f64) -> char {
     BLOCKS[level.clamp(1, 8)]
 }
 
-/// Draws the pane into `area` of `buf`. `profile` is the profile as loaded
-/// (uncut), `range` the active time range, `value` the value column shown.
-pub fn draw(
-    buf: &mut Buffer,
-    area: Rect,
-    st: &mut TimelineState,
-    profile: &Arc<Profile>,
-    value: usize,
-    range: Option<Window>,
-    theme: &Theme,
-) {
+/// What the pane draws from: the profile as loaded (uncut), the value
+/// column shown, the active time range, the theme.
+#[derive(Clone, Copy)]
+pub struct Pane<'a> {
+    pub profile: &'a Arc<Profile>,
+    pub value: usize,
+    pub range: Option<Window>,
+    pub theme: &'a Theme,
+}
+
+/// Draws the pane into `area` of `buf`: the strips, or the heat map.
+pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
+    let Pane {
+        profile,
+        value,
+        range,
+        theme,
+    } = *pane;
     if area.height == 0 || area.width < LABEL_W + VALUE_W + 4 {
         return;
     }
@@ -217,6 +242,12 @@ pub fn draw(
     let cols = (area.width - LABEL_W - VALUE_W) as usize;
     st.window = Some((lo, hi));
     st.col_ns = ((hi - lo) / cols as u64).max(1);
+    if st.show_heat {
+        super::heatmap::draw(buf, area, st, pane);
+        return;
+    }
+    st.step_small_ns = st.col_ns;
+    st.step_big_ns = st.col_ns * 10;
     let cursor = st.cursor.unwrap_or(lo).clamp(lo, hi);
     let Some(hist) = st.histogram(profile, value, cols, lo, hi).cloned() else {
         return;
@@ -249,6 +280,12 @@ pub fn draw(
     }
     if let Some(m) = st.mark {
         title.push_str(&format!(" · start marked at {}", at(m)));
+    }
+    let strip_rows = usize::from(area.height).saturating_sub(2 + usize::from(!st.flags.is_empty()));
+    if st.strips.len() > strip_rows {
+        let more = st.strips.len() - strip_rows;
+        let hint = if st.tall { "" } else { ", T: taller" };
+        title.push_str(&format!(" · +{more} strips{hint}"));
     }
     if let Some(note) = st.notes.first() {
         title.push_str(" · ");

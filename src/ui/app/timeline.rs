@@ -19,15 +19,28 @@ impl App {
 
     /// Timeline keys; false for the rest.
     pub(super) fn timeline_action(&mut self, action: Action) -> bool {
-        let step = match action {
+        let step: i64 = match action {
             Action::ToggleTimeline => {
-                self.timeline.shown = !self.timeline.shown;
+                // Hidden, shown, tall (two thirds of the room), hidden.
+                let t = &mut self.timeline;
+                (t.shown, t.tall) = match (t.shown, t.tall) {
+                    (false, _) => (true, false),
+                    (true, false) => (true, true),
+                    (true, true) => (false, false),
+                };
+                return true;
+            }
+            Action::ToggleHeatMap => {
+                // The heat map is the timeline's other face: showing it shows the pane.
+                let t = &mut self.timeline;
+                t.show_heat = !t.show_heat || !t.shown;
+                t.shown = true;
                 return true;
             }
             Action::TimeLeft => -1,
             Action::TimeRight => 1,
-            Action::TimeLeftFast => -10,
-            Action::TimeRightFast => 10,
+            Action::TimeLeftFast => -2,
+            Action::TimeRightFast => 2,
             Action::RangeStart | Action::RangeEnd | Action::RangeClear => 0,
             _ => return false,
         };
@@ -43,7 +56,7 @@ impl App {
             return true;
         }
         if step != 0 {
-            self.timeline.step(step);
+            self.timeline.step(step.signum(), step.abs() > 1);
             return true;
         }
         let cursor = self
@@ -73,7 +86,7 @@ impl App {
                 let (a, b) = (start.min(cursor), start.max(cursor));
                 Some(Window {
                     start: a,
-                    end: b + self.timeline.col_ns.max(1),
+                    end: b + self.timeline.step_small_ns.max(1),
                 })
             }
         };
