@@ -272,12 +272,44 @@ pub struct TimeArgs {
     /// Shift the context logs by OFFSET (e.g. -1.5s) against the profile.
     #[arg(long, value_name = "OFFSET", allow_hyphen_values = true)]
     pub align: Option<String>,
+    /// Marks to draw on the timeline: one `TIME label` or `START-END label`
+    /// a line (deploys, restarts, incidents).
+    #[arg(long, value_name = "FILE")]
+    pub marks: Option<PathBuf>,
+    /// Drop the samples inside every START-END mark of --marks.
+    #[arg(long, requires = "marks")]
+    pub exclude_marks: bool,
     /// A capture bundle's clock anchor (set when PROFILE is one).
     #[arg(skip)]
     pub anchor_ns: Option<i64>,
 }
 
 impl TimeArgs {
+    /// The --marks file, read (none without the flag).
+    pub fn marks(&self) -> Result<Vec<model::timerange::Mark>> {
+        let Some(path) = &self.marks else {
+            return Ok(Vec::new());
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--marks {}: cannot read", path.display()))?;
+        model::timerange::parse_marks(&text, &path.display().to_string())
+            .map_err(anyhow::Error::msg)
+    }
+
+    /// The selection with the range marks excluded when --exclude-marks says so.
+    pub fn selection_with_marks(&self) -> Result<model::timerange::TimeSelection> {
+        let mut sel = self.selection();
+        if self.exclude_marks {
+            sel.exclude.extend(
+                self.marks()?
+                    .into_iter()
+                    .filter(|m| m.range)
+                    .map(|m| m.time),
+            );
+        }
+        Ok(sel)
+    }
+
     pub fn selection(&self) -> model::timerange::TimeSelection {
         model::timerange::TimeSelection {
             from: self.from.clone(),
@@ -440,6 +472,8 @@ fn view_settings(
         watch,
         watch_dir,
         time: input.time.selection(),
+        marks: input.time.marks().map_err(|e| format!("{e:#}")),
+        exclude_marks: input.time.exclude_marks,
         context: input.time.context.clone(),
         align_ns: input.time.align_ns().map_err(|e| format!("{e:#}")),
     }
@@ -541,7 +575,7 @@ fn load_for_batch(
     let (transforms, _) = input.transforms()?;
     let profile = formats::load(&source, &input.load_options(), &Progress::new())?;
     report_warnings(&profile, &source, input.verbose);
-    let profile = model::timerange::cut(profile, &input.time.selection())
+    let profile = model::timerange::cut(profile, &input.time.selection_with_marks()?)
         .with_context(|| format!("{}: --from/--until/--exclude", source.display()))?;
     let profile = if transforms.is_empty() {
         profile

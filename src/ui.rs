@@ -184,6 +184,7 @@ struct Setup {
     initial_search: Option<String>,
     options: LoadOptions,
     time: TimeSelection,
+    marks: Vec<crate::model::timerange::Mark>,
 }
 
 /// Reads the keymap and the transforms (a bad pattern is an error now, not a
@@ -203,7 +204,14 @@ fn setup(args: &ViewSettings) -> Result<Setup> {
     crate::model::apply_all(&Profile::default(), &transforms)
         .map_err(|e| anyhow::anyhow!("transform: {e}"))?;
     args.time.check().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let marks = args.marks.clone().map_err(anyhow::Error::msg)?;
+    let mut time = args.time.clone();
+    if args.exclude_marks {
+        time.exclude
+            .extend(marks.iter().filter(|m| m.range).map(|m| m.time.clone()));
+    }
     Ok(Setup {
+        marks,
         keymap,
         theme,
         orientation,
@@ -212,13 +220,14 @@ fn setup(args: &ViewSettings) -> Result<Setup> {
         transforms,
         initial_search,
         options: args.load.clone(),
-        time: args.time.clone(),
+        time,
     })
 }
 
 /// Runs the interactive viewer until the user quits.
 pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
     let st = setup(args)?;
+    let marks = st.marks.clone();
     let orientation = st.orientation;
     let progress = Progress::new();
     let settings = live::Settings {
@@ -272,6 +281,7 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
     app.live = live;
     app.timeline.nudge_ns = args.align_ns.clone().map_err(anyhow::Error::msg)?;
     app.timeline.anchor_ns = args.time.anchor_ns;
+    app.timeline.pending_marks = marks;
     spawn_contexts(st.tx.clone(), &args.context)?;
     drive(app, st.tx, st.rx, &source.display(), args)
 }
@@ -317,6 +327,9 @@ pub struct ViewSettings {
     pub watch_dir: Option<PathBuf>,
     /// `--from/--until/--exclude`, resolved against the profile once loaded.
     pub time: TimeSelection,
+    /// `--marks`, read (or why not), and `--exclude-marks`.
+    pub marks: Result<Vec<crate::model::timerange::Mark>, String>,
+    pub exclude_marks: bool,
     /// `--context` logs and `--align` (nanoseconds, or why it is not one).
     pub context: Vec<PathBuf>,
     pub align_ns: Result<i64, String>,

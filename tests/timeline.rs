@@ -225,3 +225,64 @@ fn the_heat_map_steps_by_cells_and_seconds_and_cuts_a_range_of_cells() {
     let text = screen_of(&mut app, 80, 40);
     assert!(text.contains("timeline 4.5 s"), "{text}");
 }
+
+#[test]
+fn marks_are_drawn_named_at_the_cursor_and_can_be_excluded() {
+    let dir = tempfile::tempdir().unwrap();
+    let marks = dir.path().join("marks.txt");
+    std::fs::write(&marks, "# what happened\n0.2 deploy v2\n1-2 gc storm\n").unwrap();
+    let full = sample();
+    let mut app = app_of(full.clone());
+    let parsed = ember::model::timerange::parse_marks(
+        &std::fs::read_to_string(&marks).unwrap(),
+        "marks.txt",
+    )
+    .unwrap();
+    app.timeline.pending_marks = parsed;
+    app.contexts_read(vec![]);
+    assert_eq!(app.timeline.marks.len(), 2);
+    assert!(app.timeline.shown, "marks show the timeline");
+    let text = screen_of(&mut app, 80, 24);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("marks"))
+        .unwrap_or_default();
+    assert!(row.contains('|') && row.contains('━'), "{text}");
+    // 1.2 s in: inside the gc storm; the title names it.
+    for _ in 0..2 {
+        app.update(Action::TimeRightFast);
+    }
+    let text = screen_of(&mut app, 80, 24);
+    assert!(text.contains("mark: gc storm"), "{text}");
+    // --exclude-marks drops the samples of the range marks, as a batch command.
+    let sample_path = common::repo().join("samples/perf-python-wordindex-small.perf.gz");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ember"))
+        .args(["top", "--format", "json", "--exclude-marks", "--marks"])
+        .arg(&marks)
+        .arg(&sample_path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lo = *full.samples.time.as_ref().unwrap().iter().min().unwrap();
+    let outside = full
+        .samples
+        .time
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|&&t| !(lo + NS <= t && t < lo + 2 * NS))
+        .count();
+    assert_eq!(got["total"].as_u64(), Some(outside as u64));
+    // A bad line is one error naming the file and the line.
+    std::fs::write(&marks, "0.2 ok\nsoon deploy\n").unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ember"))
+        .args(["top", "--exclude-marks", "--marks"])
+        .arg(&marks)
+        .arg(&sample_path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("marks.txt: line 2"), "{err}");
+}

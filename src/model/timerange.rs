@@ -368,17 +368,95 @@ impl TimeSelection {
         };
         let mut exclude = Vec::new();
         for r in &self.exclude {
-            let (a, b) = parse_range(r)?;
-            let (ta, tb) = r
-                .split_once("..")
-                .map(|(x, y)| (x.to_string(), y.to_string()))
-                .unwrap_or_else(|| (r.clone(), r.clone()));
-            let start = resolve(a, &ta, span, offset, None)?;
-            let end = resolve(b, &tb, span, offset, Some(start))?;
-            exclude.push(Window { start, end });
+            exclude.push(range_window(r, span, offset)?);
         }
         Ok(TimeFilter { keep, exclude })
     }
+
+    /// Where each of `marks` falls in `profile`'s clock (a point mark is a
+    /// window one nanosecond long).
+    pub fn place_marks(
+        &self,
+        marks: &[Mark],
+        profile: &Profile,
+    ) -> Result<Vec<(Window, String)>, RangeError> {
+        let span = sample_span(profile).ok_or(RangeError::NoTimes)?;
+        let offset = wall_offset_with(profile, self.anchor_ns).map(|(o, _)| o);
+        marks
+            .iter()
+            .map(|m| {
+                let w = if m.range {
+                    range_window(&m.time, span, offset)?
+                } else {
+                    let t = resolve(m.time.parse()?, &m.time, span, offset, None)?;
+                    Window {
+                        start: t,
+                        end: t + 1,
+                    }
+                };
+                Ok((w, m.label.clone()))
+            })
+            .collect()
+    }
+}
+
+/// The window `A-B` / `A..B` names in the profile's clock.
+fn range_window(r: &str, span: (u64, u64), offset: Option<i64>) -> Result<Window, RangeError> {
+    let (a, b) = parse_range(r)?;
+    let start = resolve(a, r, span, offset, None)?;
+    let end = resolve(b, r, span, offset, Some(start))?;
+    Ok(Window { start, end })
+}
+
+/// One line of a marks file: a time or a range, and what happened then.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mark {
+    /// As written: `10:02:13` or `09:58-10:06` (any form `--from` and
+    /// `--exclude` take).
+    pub time: String,
+    pub range: bool,
+    pub label: String,
+}
+
+/// Reads a marks file: one `TIME label` or `START-END label` a line; blank
+/// lines and `#` comments are skipped. An unreadable line is an error naming
+/// `name` and the line.
+pub fn parse_marks(text: &str, name: &str) -> Result<Vec<Mark>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        // A date-time may hold a blank (2026-12-02 10:00:00): try the longest
+        // head of two words first.
+        let words: Vec<&str> = line.splitn(3, char::is_whitespace).collect();
+        let heads = [
+            (words.len() >= 2).then(|| format!("{} {}", words[0], words[1])),
+            Some(words[0].to_string()),
+        ];
+        let found = heads.into_iter().flatten().find_map(|head| {
+            let range = parse_range(&head).is_ok();
+            (range || head.parse::<TimePoint>().is_ok()).then(|| {
+                let label = line[head.len()..].trim().to_string();
+                Mark {
+                    time: head,
+                    range,
+                    label,
+                }
+            })
+        });
+        match found {
+            Some(m) => out.push(m),
+            None => {
+                return Err(format!(
+                    "{name}: line {}: expected `TIME label` or `START-END label`, got {line:?}",
+                    i + 1
+                ));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Seconds with millisecond precision: `12.345 s`.
@@ -480,6 +558,47 @@ pub fn slice(profile: &Profile, filter: &TimeFilter) -> Result<Profile, RangeErr
 mod tests {
     use super::*;
     use crate::model::testing::profile_from_lines;
+
+    #[test]
+    fn marks_files_read_points_ranges_and_dated_times() {
+        let text = "# deploys\n10:02:13 deploy v2.3\n09:58-10:06 deploy window\n\n2026-12-02 11:00:00 restart\n12.5 gc storm\n";
+        let m = parse_marks(text, "marks.txt").unwrap_or_else(|e| panic!("{e}"));
+        let got: Vec<(&str, bool, &str)> = m
+            .iter()
+            .map(|m| (m.time.as_str(), m.range, m.label.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("10:02:13", false, "deploy v2.3"),
+                ("09:58-10:06", true, "deploy window"),
+                ("2026-12-02 11:00:00", false, "restart"),
+                ("12.5", false, "gc storm"),
+            ]
+        );
+        let e = parse_marks("10:00 ok\nsoon deploy\n", "m.txt")
+            .err()
+            .unwrap_or_default();
+        assert!(e.contains("m.txt: line 2"), "{e}");
+        let p = timed(5 * NS as u64);
+        let placed = TimeSelection::default()
+            .place_marks(&parse_marks("1 a\n2-3 b\n", "m").unwrap_or_default(), &p)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            placed[0].0,
+            Window {
+                start: 6 * NS as u64,
+                end: 6 * NS as u64 + 1
+            }
+        );
+        assert_eq!(
+            placed[1].0,
+            Window {
+                start: 7 * NS as u64,
+                end: 8 * NS as u64
+            }
+        );
+    }
 
     #[test]
     fn offsets_read_like_a_person_writes_them() {

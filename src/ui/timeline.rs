@@ -42,6 +42,9 @@ pub struct TimelineState {
     pub mark: Option<u64>,
     /// Context logs read but not lined up yet (the profile was not loaded).
     pub pending: Vec<Result<ContextSource, String>>,
+    /// `--marks` not placed yet, and placed: where, and what happened.
+    pub pending_marks: Vec<crate::model::timerange::Mark>,
+    pub marks: Vec<(Window, String)>,
     pub logs: Vec<Aligned>,
     pub strips: Vec<Strip>,
     /// Why a log is not drawn, and how the drawn ones were aligned.
@@ -74,6 +77,19 @@ pub struct TimelineState {
 impl TimelineState {
     /// Lines up the logs read so far with `profile` (as loaded: uncut).
     pub fn align_pending(&mut self, profile: &Profile) {
+        if !self.pending_marks.is_empty() {
+            let sel = crate::model::timerange::TimeSelection {
+                anchor_ns: self.anchor_ns,
+                ..Default::default()
+            };
+            match sel.place_marks(&std::mem::take(&mut self.pending_marks), profile) {
+                Ok(m) => {
+                    self.marks = m;
+                    self.shown = true;
+                }
+                Err(e) => self.notes.push(format!("--marks: {e}")),
+            }
+        }
         if self.pending.is_empty() {
             return;
         }
@@ -110,7 +126,8 @@ impl TimelineState {
         if self.show_heat {
             return 11;
         }
-        (2 + usize::from(!self.flags.is_empty()) + self.strips.len()) as u16
+        let extra = usize::from(!self.flags.is_empty()) + usize::from(!self.marks.is_empty());
+        (2 + extra + self.strips.len()) as u16
     }
 
     /// The flags of the window on screen: the time range within the profile's
@@ -281,6 +298,14 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
     if let Some(m) = st.mark {
         title.push_str(&format!(" · start marked at {}", at(m)));
     }
+    let (c0, c1) = (hist.bucket_start(cur_col), hist.bucket_start(cur_col + 1));
+    if let Some((_, label)) = st
+        .marks
+        .iter()
+        .find(|(w, _)| w.start < c1.max(c0 + 1) && w.end > c0)
+    {
+        title.push_str(&format!(" · mark: {}", sanitize(label)));
+    }
     let strip_rows = usize::from(area.height).saturating_sub(2 + usize::from(!st.flags.is_empty()));
     if st.strips.len() > strip_rows {
         let more = st.strips.len() - strip_rows;
@@ -338,6 +363,46 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
             x0 + cols as u16 + 1,
             y,
             fit(&format!("{here:.0}"), VALUE_W as usize - 1),
+            theme.status_name,
+        );
+        y += 1;
+    }
+    // The marks: a bar under a range, a tick at a moment; the label of the
+    // one at the cursor (or the last one before it) on the right.
+    if !st.marks.is_empty() && y < area.bottom() {
+        buf.set_string(
+            area.x,
+            y,
+            fit("marks", LABEL_W as usize),
+            theme.status_label,
+        );
+        for b in 0..cols {
+            let (t0, t1) = (
+                hist.bucket_start(b),
+                hist.bucket_start(b + 1).max(hist.bucket_start(b) + 1),
+            );
+            let here = st.marks.iter().find(|(w, _)| w.start < t1 && w.end > t0);
+            let ch = match here {
+                Some((w, _)) if w.len_ns() <= 1 => '|',
+                Some(_) => '━',
+                None => ' ',
+            };
+            let mut style = theme.warning;
+            if b == cur_col {
+                style = cursor_style(style);
+            }
+            buf.set_string(x0 + b as u16, y, ch.to_string(), style);
+        }
+        let label = st
+            .marks
+            .iter()
+            .filter(|(w, _)| w.start <= cursor.max(hist.bucket_start(cur_col + 1)))
+            .max_by_key(|(w, _)| w.start)
+            .map_or("", |(_, l)| l.as_str());
+        buf.set_string(
+            x0 + cols as u16 + 1,
+            y,
+            fit(&sanitize(label), VALUE_W as usize - 1),
             theme.status_name,
         );
         y += 1;
