@@ -286,3 +286,49 @@ fn marks_are_drawn_named_at_the_cursor_and_can_be_excluded() {
     assert!(!o.status.success());
     assert!(err.contains("marks.txt: line 2"), "{err}");
 }
+
+#[test]
+fn two_ranges_compare_as_a_diff_and_c_goes_back() {
+    let full = sample();
+    let mut app = app_of(full.clone());
+    app.update(Action::ToggleTimeline);
+    screen_of(&mut app, 80, 24);
+    app.update(Action::CompareRanges);
+    assert!(
+        loaded(&app)
+            .transform_error
+            .as_deref()
+            .is_some_and(|e| e.contains("C compares")),
+        "asks for two ranges first"
+    );
+    // First range: columns 0-9; second: 10-29.
+    app.update(Action::RangeStart);
+    for _ in 0..9 {
+        app.update(Action::TimeRight);
+    }
+    app.update(Action::RangeEnd);
+    let first = loaded(&app).time_window().expect("a range");
+    app.update(Action::TimeRight);
+    app.update(Action::RangeStart);
+    app.update(Action::TimeRightFast);
+    app.update(Action::TimeRightFast);
+    app.update(Action::RangeEnd);
+    let second = loaded(&app).time_window().expect("a range");
+    assert_ne!(first, second);
+    app.update(Action::CompareRanges);
+    let diff = loaded(&app);
+    let meta = diff.profile.meta.diff.as_deref().expect("a comparison");
+    let before = samples_in(&full, first.start, first.end) as i64;
+    let after = samples_in(&full, second.start, second.end) as i64;
+    assert_eq!(diff.profile.total(meta.sides[0].value), before);
+    assert_eq!(diff.profile.total(meta.sides[1].value), after);
+    let text = screen_of(&mut app, 100, 24);
+    assert!(
+        text.contains("0.000-"),
+        "the sides are named by their ranges: {text}"
+    );
+    app.update(Action::CompareRanges);
+    let back = loaded(&app);
+    assert!(back.profile.meta.diff.is_none());
+    assert_eq!(back.time_window(), Some(second));
+}

@@ -88,6 +88,9 @@ pub struct App {
     pub diff: super::diff::DiffView,
     /// The timeline pane and the host-context logs on it.
     pub timeline: super::timeline::TimelineState,
+    /// While two time ranges are compared: the view to go back to, and the
+    /// source's name as it was.
+    pub compare_from: Option<(Box<Loaded>, String)>,
     last_click: Option<(Instant, NodeId)>,
 }
 
@@ -133,6 +136,7 @@ impl App {
             wanted_transforms: None,
             diff: super::diff::DiffView::default(),
             timeline: Default::default(),
+            compare_from: None,
             last_click: None,
         }
     }
@@ -409,6 +413,7 @@ impl App {
             | Action::SplitPanes
             | Action::ToggleTimeline
             | Action::ToggleHeatMap
+            | Action::CompareRanges
             | Action::TimeLeft
             | Action::TimeRight
             | Action::TimeLeftFast

@@ -44,6 +44,16 @@ pub enum Job {
         /// What the header says while it runs.
         label: String,
     },
+    /// Two time ranges of one profile as a comparison: `input` (uncut) with
+    /// `before` and with `after` applied, merged into a diff profile.
+    CompareRanges {
+        id: u64,
+        input: Arc<Profile>,
+        before: Vec<Transform>,
+        after: Vec<Transform>,
+        names: [String; 2],
+        orientation: super::flame_state::Orientation,
+    },
 }
 
 pub enum Done {
@@ -61,6 +71,12 @@ pub enum Done {
         all: Vec<Transform>,
         result: Result<(Arc<Profile>, CallTree), TransformError>,
     },
+    /// The comparison's view, or why it could not be made.
+    Compared {
+        id: u64,
+        result: Result<Box<Loaded>, String>,
+        names: [String; 2],
+    },
 }
 
 impl Job {
@@ -70,6 +86,7 @@ impl Job {
             Job::Invert { .. } => "building the inverted view".into(),
             Job::Sandwich { .. } => "finding the callers and callees".into(),
             Job::Transform { label, .. } => label.clone(),
+            Job::CompareRanges { .. } => "comparing the two time ranges".into(),
         }
     }
 }
@@ -118,6 +135,39 @@ pub fn run(job: Job) -> Done {
                 (shown, tree)
             });
             Done::Transformed { id, all, result }
+        }
+        Job::CompareRanges {
+            id,
+            input,
+            before,
+            after,
+            names,
+            orientation,
+        } => {
+            let side =
+                |t: &[Transform]| crate::model::apply_all(&input, t).map_err(|e| e.to_string());
+            let result = side(&before).and_then(|b| {
+                let a = side(&after)?;
+                let opts = crate::model::diff::MergeOptions {
+                    names: names.clone(),
+                    strip_hex: false,
+                };
+                let merged = crate::model::diff::merge(b, a, &opts).map_err(|e| e.to_string())?;
+                let tree = CallTree::build(
+                    &merged,
+                    TreeOptions {
+                        value: merged.default_value,
+                        ..TreeOptions::default()
+                    },
+                );
+                Ok(Box::new(Loaded::new(
+                    merged,
+                    tree,
+                    orientation,
+                    std::time::Duration::ZERO,
+                )))
+            });
+            Done::Compared { id, result, names }
         }
     }
 }
@@ -260,6 +310,8 @@ impl Loaded {
                 self.transform_error = None;
                 true
             }
+            // The App swaps the whole view for a comparison.
+            Done::Compared { .. } => false,
             Done::Transformed { id, all, result } => {
                 if id != self.id {
                     return false;

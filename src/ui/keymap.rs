@@ -57,6 +57,7 @@ pub enum Action {
     RangeStart,
     RangeEnd,
     RangeClear,
+    CompareRanges,
     Help,
     Quit,
 }

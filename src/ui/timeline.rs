@@ -40,6 +40,8 @@ pub struct TimelineState {
     pub cursor: Option<u64>,
     /// Where the range-start key put the start of a range.
     pub mark: Option<u64>,
+    /// The range the last one replaced: the "before" of a comparison.
+    pub prev_range: Option<Window>,
     /// Context logs read but not lined up yet (the profile was not loaded).
     pub pending: Vec<Result<ContextSource, String>>,
     /// `--marks` not placed yet, and placed: where, and what happened.

@@ -60,7 +60,7 @@ impl App {
                 let label = job.label();
                 let all = match &job {
                     Job::Transform { all, .. } => Some(all.clone()),
-                    Job::Invert { .. } | Job::Sandwich { .. } => None,
+                    Job::Invert { .. } | Job::Sandwich { .. } | Job::CompareRanges { .. } => None,
                 };
                 if tx.send(job).is_ok() {
                     if all.is_some() {
@@ -84,6 +84,10 @@ impl App {
         }
         self.dirty = true;
         self.search.coverage_zoom = None;
+        let done = match done {
+            Done::Compared { id, result, names } => return self.compared(id, result, names),
+            other => other,
+        };
         let Phase::Ready(l) = &mut self.phase else {
             return;
         };
@@ -91,7 +95,7 @@ impl App {
         let sandwich = matches!(done, Done::Sandwich { .. });
         let transformed = match &done {
             Done::Transformed { all, .. } => Some(all.clone()),
-            Done::Inverted { .. } | Done::Sandwich { .. } => None,
+            Done::Inverted { .. } | Done::Sandwich { .. } | Done::Compared { .. } => None,
         };
         let installed = l.install(done);
         if installed && inverted && self.view == View::Inverted {

@@ -1,7 +1,7 @@
 //! The App's timeline keys: show the pane, move its cursor, cut every view to
 //! a time range (a job, like a transform) and back to the whole profile.
 
-use super::{App, Phase, View};
+use super::{App, Loaded, Phase, View};
 use crate::context::ContextSource;
 use crate::model::Transform;
 use crate::model::timerange::{TimeFilter, Window, describe};
@@ -42,6 +42,10 @@ impl App {
             Action::TimeLeftFast => -2,
             Action::TimeRightFast => 2,
             Action::RangeStart | Action::RangeEnd | Action::RangeClear => 0,
+            Action::CompareRanges => {
+                self.compare_ranges();
+                return true;
+            }
             _ => return false,
         };
         let Phase::Ready(l) = &mut self.phase else {
@@ -117,11 +121,104 @@ impl App {
         if all == l.transforms {
             return true;
         }
+        if let (Some(old), Some(new)) = (l.time_window(), keep)
+            && old != new
+        {
+            self.timeline.prev_range = Some(old);
+        }
         // The top-down profile is the one cut; the inverted view is rebuilt
         // from it after.
         l.set_inverted(false);
         let job = l.job_replace(all, label);
         self.request(job);
         true
+    }
+}
+
+impl App {
+    /// `C`: the range before the last one against the last one, as a diff
+    /// view; again, back to the view it came from.
+    fn compare_ranges(&mut self) {
+        if let Some((back, name)) = self.compare_from.take() {
+            self.phase = Phase::Ready(back);
+            self.source_name = name;
+            self.view = View::Flame;
+            return;
+        }
+        let Phase::Ready(l) = &mut self.phase else {
+            return;
+        };
+        let (Some(before), Some(after)) = (self.timeline.prev_range, l.time_window()) else {
+            l.transform_error = Some(
+                "cut to a time range ({ }), then to another: C compares the first with the second"
+                    .into(),
+            );
+            return;
+        };
+        if self.busy.is_some() {
+            l.transform_error = Some("still busy: try again when it is done".into());
+            return;
+        }
+        let others: Vec<Transform> = l
+            .transforms
+            .iter()
+            .filter(|t| !matches!(t, Transform::TimeRange { .. }))
+            .cloned()
+            .collect();
+        let first = self.timeline.window.map_or(0, |w| w.0);
+        let side = |w: Window| {
+            let mut all = vec![Transform::time_range(TimeFilter {
+                keep: Some(w),
+                exclude: Vec::new(),
+            })];
+            all.extend(others.iter().cloned());
+            all
+        };
+        let name = |w: Window| {
+            describe(
+                &TimeFilter {
+                    keep: Some(w),
+                    exclude: Vec::new(),
+                },
+                first,
+            )
+        };
+        let job = crate::ui::jobs::Job::CompareRanges {
+            id: l.id,
+            input: l.loaded_profile().clone(),
+            before: side(before),
+            after: side(after),
+            names: [name(before), name(after)],
+            orientation: l.flame.orientation,
+        };
+        self.request(job);
+    }
+
+    /// A comparison of two ranges is ready: it replaces the view it was made
+    /// from, which is kept to come back to.
+    pub(super) fn compared(
+        &mut self,
+        id: u64,
+        result: Result<Box<Loaded>, String>,
+        names: [String; 2],
+    ) {
+        let Phase::Ready(l) = &mut self.phase else {
+            return;
+        };
+        if l.id != id {
+            return;
+        }
+        match result {
+            Err(e) => l.transform_error = Some(format!("comparing the ranges: {e}")),
+            Ok(diff) => {
+                let old = std::mem::replace(&mut self.phase, Phase::Ready(diff));
+                let title = format!("{}: {} → {}", self.source_name, names[0], names[1]);
+                let name = std::mem::replace(&mut self.source_name, title);
+                if let Phase::Ready(old) = old {
+                    self.compare_from = Some((old, name));
+                }
+                self.view = View::Flame;
+            }
+        }
     }
 }
