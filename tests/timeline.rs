@@ -332,3 +332,39 @@ fn two_ranges_compare_as_a_diff_and_c_goes_back() {
     assert!(back.profile.meta.diff.is_none());
     assert_eq!(back.time_window(), Some(second));
 }
+
+#[test]
+fn a_drag_on_the_timeline_cuts_to_the_range_it_covers() {
+    use crossterm::event::{Event, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let full = sample();
+    let mut app = app_of(full.clone());
+    app.update(Action::ToggleTimeline);
+    let text = screen_of(&mut app, 80, 24);
+    let y = text
+        .lines()
+        .position(|l| l.starts_with("samples"))
+        .expect("the samples row") as u16;
+    let mouse = |kind, column| {
+        Event::Mouse(MouseEvent {
+            kind,
+            column,
+            row: y,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    app.handle_event(&mouse(MouseEventKind::Down(MouseButton::Left), 20));
+    app.handle_event(&mouse(MouseEventKind::Drag(MouseButton::Left), 30));
+    app.handle_event(&mouse(MouseEventKind::Up(MouseButton::Left), 40));
+    let l = loaded(&app);
+    let w = l.time_window().expect("a range from the drag");
+    let (lo, hi) = app.timeline.window.expect("a window");
+    // Columns 20..40 of the 61-column axis (from x = 10): a third of the span.
+    let share = (w.end - w.start) as f64 / (hi - lo) as f64;
+    assert!((0.3..0.37).contains(&share), "{share}");
+    assert_eq!(l.profile.samples.len(), samples_in(&full, w.start, w.end));
+    // A click without a drag only moves the cursor.
+    app.handle_event(&mouse(MouseEventKind::Down(MouseButton::Left), 50));
+    app.handle_event(&mouse(MouseEventKind::Up(MouseButton::Left), 50));
+    assert_eq!(loaded(&app).time_window(), Some(w));
+    assert!(app.timeline.mark.is_none());
+}

@@ -518,6 +518,9 @@ impl App {
     }
 
     fn mouse(&mut self, kind: MouseEventKind, col: u16, row: u16) {
+        if self.timeline_mouse(kind, col, row) {
+            return;
+        }
         let Phase::Ready(l) = &mut self.phase else {
             return;
         };

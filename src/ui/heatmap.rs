@@ -100,6 +100,15 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
     let first = cs
         .saturating_sub(cols / 2)
         .min(grid.seconds.saturating_sub(cols));
+    st.hit = Some(super::timeline::Hit {
+        x0: area.x + LABEL_W,
+        y0: area.y + 1,
+        cols: cols as u16,
+        rows: rows as u16,
+        lo,
+        hi,
+        heat: Some((first, grid.rows)),
+    });
     let max = grid.counts.iter().copied().fold(0.0, f64::max);
     let here = grid.counts[cs * grid.rows + cr];
     let title = format!(

@@ -66,6 +66,8 @@ pub struct TimelineState {
     pub step_big_ns: u64,
     /// Show the subsecond heat map instead of the strips.
     pub show_heat: bool,
+    /// Where the last draw put the time axis, for the mouse.
+    pub hit: Option<Hit>,
     /// The last heat map grid: for which profile, value and rows.
     pub heat: Option<((usize, usize, usize), super::heatmap::Grid)>,
     /// The profile window at the last draw.
@@ -227,6 +229,50 @@ fn block(v: f64, scale: f64) -> char {
     BLOCKS[level.clamp(1, 8)]
 }
 
+/// The last drawn time axis: which cells map to which times.
+#[derive(Clone, Copy, Debug)]
+pub struct Hit {
+    /// The axis's first column and the grid's first row.
+    pub x0: u16,
+    pub y0: u16,
+    pub cols: u16,
+    pub rows: u16,
+    /// Strips: the window, `cols` equal slices of it. Heat map: the second
+    /// of the first column and the rows a second.
+    pub lo: u64,
+    pub hi: u64,
+    pub heat: Option<(usize, usize)>,
+}
+
+impl Hit {
+    /// The time under the cell (col, row), if it is on the axis.
+    pub fn time_at(&self, col: u16, row: u16) -> Option<u64> {
+        if col < self.x0 || col >= self.x0 + self.cols || row < self.y0.saturating_sub(1) {
+            return None;
+        }
+        let c = u64::from(col - self.x0);
+        match self.heat {
+            None => Some(self.lo + (self.hi - self.lo) * c / u64::from(self.cols.max(1))),
+            Some((first, rows)) => {
+                let r = u64::from(row.checked_sub(self.y0)?).min(rows as u64 - 1);
+                let ns = 1_000_000_000u64;
+                let t = self.lo + (first as u64 + c) * ns + r * ns / rows as u64;
+                Some(t.min(self.hi))
+            }
+        }
+    }
+}
+
+impl TimelineState {
+    /// The time under a mouse cell in the pane, if any.
+    pub fn time_at(&self, col: u16, row: u16) -> Option<u64> {
+        let hit = self.hit?;
+        (row < hit.y0 + hit.rows)
+            .then(|| hit.time_at(col, row))
+            .flatten()
+    }
+}
+
 /// What the pane draws from: the profile as loaded (uncut), the value
 /// column shown, the active time range, the theme.
 #[derive(Clone, Copy)]
@@ -273,6 +319,15 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
     };
     let cur_col = hist.bucket_of(cursor);
     let x0 = area.x + LABEL_W;
+    st.hit = Some(Hit {
+        x0,
+        y0: area.y + 1,
+        cols: cols as u16,
+        rows: area.height.saturating_sub(1),
+        lo,
+        hi,
+        heat: None,
+    });
     let wall =
         crate::model::timerange::wall_offset(profile).filter(|_| profile.samples.time.is_some());
     let at = |t: u64| -> String {

@@ -136,6 +136,42 @@ impl App {
 }
 
 impl App {
+    /// A click on the timeline moves the cursor there; a drag selects the
+    /// range it covers (every view is cut to it on release). False when the
+    /// event is not on the timeline.
+    pub(super) fn timeline_mouse(
+        &mut self,
+        kind: crossterm::event::MouseEventKind,
+        col: u16,
+        row: u16,
+    ) -> bool {
+        use crossterm::event::{MouseButton, MouseEventKind};
+        if !self.timeline.shown {
+            return false;
+        }
+        let Some(t) = self.timeline.time_at(col, row) else {
+            return false;
+        };
+        self.dirty = true;
+        match kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.timeline.cursor = Some(t);
+                self.timeline.mark = Some(t);
+            }
+            MouseEventKind::Drag(MouseButton::Left) => self.timeline.cursor = Some(t),
+            MouseEventKind::Up(MouseButton::Left) => {
+                self.timeline.cursor = Some(t);
+                if self.timeline.mark.is_some_and(|m| m != t) {
+                    self.timeline_action(Action::RangeEnd);
+                } else {
+                    self.timeline.mark = None;
+                }
+            }
+            _ => {}
+        }
+        true
+    }
+
     /// `C`: the range before the last one against the last one, as a diff
     /// view; again, back to the view it came from.
     fn compare_ranges(&mut self) {
