@@ -76,6 +76,65 @@ impl Histogram {
         Histogram { lo, hi, counts }
     }
 
+    /// One histogram per thread for the `top` threads with the most samples
+    /// (by `value`), busiest first, named as the profile names them.
+    pub fn per_thread(
+        p: &Profile,
+        value: usize,
+        buckets: usize,
+        lo: u64,
+        hi: u64,
+        top: usize,
+    ) -> Vec<(String, Histogram)> {
+        let Some(threads) = &p.samples.thread else {
+            return Vec::new();
+        };
+        let mut totals = vec![0.0f64; p.threads.len()];
+        let stride = p.value_types.len().max(1);
+        for (i, &t) in threads.iter().enumerate() {
+            if let Some(x) = totals.get_mut(t as usize) {
+                *x += p
+                    .samples
+                    .values
+                    .get(i * stride + value)
+                    .copied()
+                    .unwrap_or(1)
+                    .unsigned_abs() as f64;
+            }
+        }
+        let mut order: Vec<usize> = (0..totals.len()).filter(|&t| totals[t] > 0.0).collect();
+        order.sort_by(|a, b| totals[*b].total_cmp(&totals[*a]));
+        order.truncate(top);
+        let mut slot = vec![usize::MAX; totals.len()];
+        for (k, &t) in order.iter().enumerate() {
+            slot[t] = k;
+        }
+        let buckets = buckets.max(1);
+        let mut counts = vec![vec![0.0; buckets]; order.len()];
+        let width = (hi.saturating_sub(lo)).max(1) as f64 / buckets as f64;
+        if let Some(times) = &p.samples.time {
+            for (i, (&t, &th)) in times.iter().zip(threads).enumerate() {
+                let k = slot.get(th as usize).copied().unwrap_or(usize::MAX);
+                if k == usize::MAX || t < lo || t > hi {
+                    continue;
+                }
+                let b = (((t - lo) as f64 / width) as usize).min(buckets - 1);
+                let v = p
+                    .samples
+                    .values
+                    .get(i * stride + value)
+                    .copied()
+                    .unwrap_or(1);
+                counts[k][b] += v.unsigned_abs() as f64;
+            }
+        }
+        order
+            .iter()
+            .zip(counts)
+            .map(|(&t, counts)| (p.threads[t].name.clone(), Histogram { lo, hi, counts }))
+            .collect()
+    }
+
     /// The start of bucket `b` in the profile's clock.
     pub fn bucket_start(&self, b: usize) -> u64 {
         let width = (self.hi - self.lo) as f64 / self.counts.len() as f64;
@@ -409,6 +468,26 @@ mod tests {
         assert!(e.contains("vmstat.log"), "{e}");
         assert!(e.contains("2026-12-02 12:56:15"), "{e}");
         assert!(e.contains("2026-12-02 11:56:15"), "{e}");
+    }
+
+    #[test]
+    fn per_thread_rows_take_the_busiest_threads() {
+        let mut p = timed_profile(100 * NS as u64, 6);
+        p.threads = ["idle", "main", "worker"]
+            .iter()
+            .map(|n| crate::model::ThreadInfo {
+                name: (*n).to_string(),
+                ..Default::default()
+            })
+            .collect();
+        p.samples.thread = Some(vec![1, 1, 2, 1, 2, 1]);
+        let (lo, hi) = profile_window(&p).unwrap_or_default();
+        let rows = Histogram::per_thread(&p, 0, 2, lo, hi, 5);
+        let names: Vec<&str> = rows.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["main", "worker"]);
+        assert_eq!(rows[0].1.counts.iter().sum::<f64>(), 4.0);
+        assert_eq!(rows[1].1.counts, [1.0, 1.0]);
+        assert_eq!(Histogram::per_thread(&p, 0, 2, lo, hi, 1).len(), 1);
     }
 
     #[test]

@@ -368,3 +368,43 @@ fn a_drag_on_the_timeline_cuts_to_the_range_it_covers() {
     assert_eq!(loaded(&app).time_window(), Some(w));
     assert!(app.timeline.mark.is_none());
 }
+
+#[test]
+fn thread_rows_name_the_busiest_threads() {
+    // Two comms in one perf script: each gets a row, the busier first.
+    let mut text = String::new();
+    for i in 0..30 {
+        let comm = if i % 3 == 0 { "writer" } else { "reader" };
+        text.push_str(&format!(
+            "{comm} {} [000] {}.{:03}000: 1 cpu-clock:\n\tffff main (/bin/x)\n\n",
+            100 + u32::from(i % 3 == 0),
+            10 + i / 10,
+            (i % 10) * 100
+        ));
+    }
+    let mut app = app_of(common::load_bytes(text.as_bytes()));
+    app.update(Action::ThreadRows);
+    let screen = screen_of(&mut app, 80, 30);
+    let rows: Vec<&str> = screen
+        .lines()
+        .filter(|l| (l.starts_with("reader") || l.starts_with("writer")) && l.contains('█'))
+        .collect();
+    assert_eq!(rows.len(), 2, "{screen}");
+    // The busier first; the cursor (at the first sample, the writer's) reads each row.
+    assert!(
+        rows[0].starts_with("reader") && rows[0].ends_with(" 0"),
+        "{screen}"
+    );
+    assert!(
+        rows[1].starts_with("writer") && rows[1].ends_with(" 1"),
+        "{screen}"
+    );
+    app.update(Action::ThreadRows);
+    let screen = screen_of(&mut app, 80, 30);
+    assert!(
+        !screen
+            .lines()
+            .any(|l| l.starts_with("writer") && l.contains('█')),
+        "{screen}"
+    );
+}

@@ -413,6 +413,7 @@ impl App {
             | Action::SplitPanes
             | Action::ToggleTimeline
             | Action::ToggleHeatMap
+            | Action::ThreadRows
             | Action::CompareRanges
             | Action::TimeLeft
             | Action::TimeRight

@@ -50,6 +50,7 @@ pub enum Action {
     SplitPanes,
     ToggleTimeline,
     ToggleHeatMap,
+    ThreadRows,
     TimeLeft,
     TimeRight,
     TimeLeftFast,

@@ -28,6 +28,11 @@ use crate::timeline::{
 
 const LABEL_W: u16 = 10;
 const VALUE_W: u16 = 9;
+/// What a cached row was built for: the profile (by address), value, width.
+type CacheKey = (usize, usize, usize);
+
+/// How many threads get a row of their own.
+const THREAD_ROWS: usize = 5;
 const BLOCKS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 /// What the timeline shows and where its cursor is.
@@ -68,6 +73,10 @@ pub struct TimelineState {
     pub show_heat: bool,
     /// Where the last draw put the time axis, for the mouse.
     pub hit: Option<Hit>,
+    /// A samples row per thread (the busiest few) under the total.
+    pub per_thread: bool,
+    /// The last per-thread rows, for which profile, value and width.
+    threads: Option<(CacheKey, Vec<(String, Histogram)>)>,
     /// The last heat map grid: for which profile, value and rows.
     pub heat: Option<((usize, usize, usize), super::heatmap::Grid)>,
     /// The profile window at the last draw.
@@ -130,7 +139,9 @@ impl TimelineState {
         if self.show_heat {
             return 11;
         }
-        let extra = usize::from(!self.flags.is_empty()) + usize::from(!self.marks.is_empty());
+        let threads = if self.per_thread { THREAD_ROWS } else { 0 };
+        let extra =
+            usize::from(!self.flags.is_empty()) + usize::from(!self.marks.is_empty()) + threads;
         (2 + extra + self.strips.len()) as u16
     }
 
@@ -400,29 +411,48 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
     let dim = theme.status_label.add_modifier(Modifier::DIM);
     let cursor_style = |s: Style| s.add_modifier(Modifier::REVERSED);
     // The samples row.
-    if y < area.bottom() {
-        let max = hist.counts.iter().copied().fold(0.0, f64::max);
+    let row = |buf: &mut Buffer, y: u16, label: &str, h: &Histogram, bright: Style| {
+        let max = h.counts.iter().copied().fold(0.0, f64::max);
         buf.set_string(
             area.x,
             y,
-            fit("samples", LABEL_W as usize),
+            fit(label, LABEL_W as usize - 1),
             theme.status_label,
         );
-        for (b, &c) in hist.counts.iter().enumerate() {
-            let mut style = if inside(b) { theme.header_accent } else { dim };
+        for (b, &c) in h.counts.iter().enumerate() {
+            let mut style = if inside(b) { bright } else { dim };
             if b == cur_col {
                 style = cursor_style(style);
             }
             buf.set_string(x0 + b as u16, y, block(c, max).to_string(), style);
         }
-        let here = hist.counts.get(cur_col).copied().unwrap_or(0.0);
+        let here = h.counts.get(cur_col).copied().unwrap_or(0.0);
         buf.set_string(
             x0 + cols as u16 + 1,
             y,
             fit(&format!("{here:.0}"), VALUE_W as usize - 1),
             theme.status_name,
         );
+    };
+    if y < area.bottom() {
+        row(buf, y, "samples", &hist, theme.header_accent);
         y += 1;
+    }
+    // A row per busy thread, when asked.
+    if st.per_thread {
+        let key = (Arc::as_ptr(profile) as usize, value, cols);
+        if st.threads.as_ref().is_none_or(|(k, _)| *k != key) {
+            let rows = Histogram::per_thread(profile, value, cols, lo, hi, THREAD_ROWS);
+            st.threads = Some((key, rows));
+        }
+        let rows = st.threads.as_ref().map_or(&[][..], |(_, r)| r.as_slice());
+        for (name, h) in rows {
+            if y >= area.bottom() {
+                break;
+            }
+            row(buf, y, &sanitize(name), h, theme.frame_text);
+            y += 1;
+        }
     }
     // The marks: a bar under a range, a tick at a moment; the label of the
     // one at the cursor (or the last one before it) on the right.

@@ -30,6 +30,11 @@ impl App {
                 };
                 return true;
             }
+            Action::ThreadRows => {
+                self.timeline.per_thread = !self.timeline.per_thread;
+                self.timeline.shown = true;
+                return true;
+            }
             Action::ToggleHeatMap => {
                 // The heat map is the timeline's other face: showing it shows the pane.
                 let t = &mut self.timeline;
