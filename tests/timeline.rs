@@ -72,6 +72,12 @@ fn marking_a_range_cuts_every_view_and_zero_brings_the_whole_back() {
     assert_eq!(l.profile.samples.len(), want);
     let text = screen_of(&mut app, 80, 24);
     assert!(text.contains("range +"), "{text}");
+    let said = format!("({want} samples, ");
+    let wide = screen_of(&mut app, 160, 24);
+    assert!(
+        wide.contains(&said),
+        "the title counts the range's samples: {wide}"
+    );
     // The table and the inverted view are built from the cut profile too.
     app.update(Action::ToggleView);
     assert_eq!(app.view, View::Table);

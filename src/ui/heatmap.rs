@@ -70,6 +70,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
         value,
         range,
         theme,
+        ..
     } = *pane;
     let Some((lo, hi)) = st.window else {
         return;

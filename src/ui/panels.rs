@@ -172,6 +172,7 @@ fn draw_loaded(
             profile: l.loaded_profile(),
             value,
             range,
+            shown_samples: l.tree.samples(NodeId::ROOT),
             theme: cx.theme,
         };
         super::timeline::draw(frame.buffer_mut(), t, timeline, &pane);

@@ -291,6 +291,8 @@ pub struct Pane<'a> {
     pub profile: &'a Arc<Profile>,
     pub value: usize,
     pub range: Option<Window>,
+    /// The samples the view holds (of the range, when there is one).
+    pub shown_samples: Option<f64>,
     pub theme: &'a Theme,
 }
 
@@ -301,6 +303,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
         value,
         range,
         theme,
+        ..
     } = *pane;
     if area.height == 0 || area.width < LABEL_W + VALUE_W + 4 {
         return;
@@ -362,6 +365,16 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
             at(w.end.min(hi))
         };
         title.push_str(&format!(" · range {}..{}", at(w.start.max(lo)), end));
+        if let Some(n) = pane.shown_samples {
+            let secs = (w.end.min(hi + 1) - w.start.max(lo)) as f64 / 1e9;
+            let rate = if secs > 0.0 { n / secs } else { 0.0 };
+            let noise = if n < crate::timeline::flags::FEW_SAMPLES as f64 {
+                ", noise"
+            } else {
+                ""
+            };
+            title.push_str(&format!(" ({n:.0} samples, {rate:.0}/s{noise})"));
+        }
     }
     if let Some(m) = st.mark {
         title.push_str(&format!(" · start marked at {}", at(m)));
