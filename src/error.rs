@@ -21,6 +21,11 @@ pub enum LoadError {
         tried: String,
         head: String,
     },
+    /// A host-context log given where a profile was expected.
+    #[error(
+        "{path}: {kind} output, not a profile; open a profile with it: ember PROFILE --context {path}"
+    )]
+    ContextLog { path: String, kind: &'static str },
     #[error("{path}: read as {format}: {source}")]
     Read {
         path: String,

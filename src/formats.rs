@@ -435,6 +435,14 @@ fn detect_text(
     if let Some(f) = options.format {
         return Ok(f);
     }
+    // Before the probes: a vmstat log without timestamps is lines of numbers
+    // ending in a number, which the folded probe (the catch-all) would take.
+    if let Some(kind) = crate::context::detect(head) {
+        return Err(LoadError::ContextLog {
+            path: path.to_string(),
+            kind: kind.name(),
+        });
+    }
     detect(head, complete).ok_or_else(|| LoadError::Unrecognised {
         path: path.to_string(),
         tried: Format::ALL

@@ -191,3 +191,17 @@ fn the_iowait_flag_fires_for_iowaitperf_and_not_for_cpuload() {
     assert!(!cpu.iter().any(|s| s == "waiting on I/O"), "{cpu:?}");
     assert!(cpu.iter().any(|s| s.starts_with("run queue")), "{cpu:?}");
 }
+
+#[test]
+fn a_host_log_given_as_the_profile_says_to_pass_it_with_context() {
+    let vmstat =
+        b"procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----\n \
+ r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st\n \
+ 1  0      0 15807492  33624 8359400    0    0     0   336  760  996 76 17  2  0  4\n";
+    let e = common::try_load_bytes(vmstat)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("vmstat output, not a profile"), "{e}");
+    assert!(e.contains("--context"), "{e}");
+}
