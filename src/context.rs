@@ -15,6 +15,7 @@ mod dool;
 mod iostat;
 mod iostat_json;
 mod model;
+mod scan;
 mod sysstat;
 mod time;
 mod vmstat;

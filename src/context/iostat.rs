@@ -8,7 +8,8 @@
 
 use std::collections::HashMap;
 
-use super::build::{Builder, ContextOptions, Times, human_num, split_ws};
+use super::build::{Builder, ContextOptions, Times};
+use super::scan::{human_num, split_ws};
 use super::time::{self, DateTok, SlashOrder, Stamp};
 use super::{ContextError, ContextKind, ContextSource, Entity, Metric, lines};
 
