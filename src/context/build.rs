@@ -164,7 +164,12 @@ impl Builder {
             self.clamped += 1;
             v = v.clamp(0.0, 100.0);
         }
-        if s.values.len() <= at {
+        // usually the next value of the column: a push
+        if s.values.len() == at {
+            s.values.push(v);
+            return;
+        }
+        if s.values.len() < at {
             s.values.resize(at + 1, f32::NAN);
         }
         s.values[at] = v;
