@@ -124,16 +124,14 @@ struct Device {
 impl Table {
     fn new(key: String, name_last: bool, names: &[&str]) -> Table {
         let cols: Vec<_> = names.iter().map(|c| disk_column(c)).collect();
-        let read = cols.iter().enumerate();
         Table {
             key,
             name_last,
             width: names.len(),
-            read: read
-                .clone()
+            read: (cols.iter().enumerate())
                 .filter_map(|(k, c)| Some((k, c.as_ref()?.1)))
                 .collect(),
-            metrics: read.filter_map(|(_, c)| Some(c.as_ref()?.0)).collect(),
+            metrics: cols.iter().filter_map(|c| Some(c.as_ref()?.0)).collect(),
             devs: Vec::new(),
             index: HashMap::new(),
             next: 0,
