@@ -15,6 +15,7 @@ mod dool;
 mod iostat;
 mod iostat_json;
 mod model;
+mod scan;
 mod sysstat;
 mod time;
 mod vmstat;
@@ -172,10 +173,24 @@ fn lines<'a>(text: &'a str, b: &mut Builder) -> impl Iterator<Item = (u32, &'a s
             ""
         }
     };
-    complete
-        .split('\n')
-        .enumerate()
-        .map(|(k, l)| (k as u32 + 1, l.trim_end()))
+    // `split('\n')`, with the memchr crate's vector search for the newlines
+    let mut rest = Some(complete);
+    let mut n = 0u32;
+    std::iter::from_fn(move || {
+        let r = rest?;
+        n += 1;
+        let line = match memchr::memchr(b'\n', r.as_bytes()) {
+            Some(at) => {
+                rest = r.get(at + 1..);
+                &r[..at]
+            }
+            None => {
+                rest = None;
+                r
+            }
+        };
+        Some((n, line.trim_end()))
+    })
 }
 
 #[cfg(test)]

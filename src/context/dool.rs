@@ -5,7 +5,8 @@
 //! bytes). Both tools append to an existing file, so a preamble can come
 //! again; the first row after each column line is since boot.
 
-use super::build::{Builder, Times, num};
+use super::build::{Builder, Times};
+use super::scan::num;
 use super::time::{self, NS};
 use super::{ContextError, ContextKind, ContextSource, Entity, Metric, lines};
 

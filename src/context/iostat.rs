@@ -6,11 +6,13 @@
 //! [`disk_column`]; a device header resets the map (the `-h` layout prints four
 //! sub-tables per report with the device name last).
 
-use std::collections::HashMap;
+mod table;
 
-use super::build::{Builder, ContextOptions, Times, human_num, split_ws};
+use super::build::{Builder, ContextOptions, Times};
+use super::scan::{Spans, human_num, split_ws};
 use super::time::{self, DateTok, SlashOrder, Stamp};
 use super::{ContextError, ContextKind, ContextSource, Entity, Metric, lines};
+use table::{Table, put};
 
 /// The metric of an iostat device column (text header or JSON key) and the
 /// factor to KiB-based units.
@@ -96,21 +98,16 @@ pub(crate) fn banner(line: &str) -> Option<Banner> {
     Some(Banner { host, n_cpus, date })
 }
 
-/// One device header's layout.
-struct Table {
-    name_last: bool,
-    /// Per value column: the metric's column key (metric, scale).
-    cols: Vec<Option<(Metric, f32)>>,
-    /// Per device: the series id of each column.
-    ids: HashMap<String, Vec<Option<usize>>>,
-}
-
 struct Reader<'o> {
     b: Builder,
     opts: &'o ContextOptions,
-    tables: Vec<(String, Table)>,
+    tables: Vec<Table>,
     table: Option<usize>,
+    /// The last avg-cpu header's names joined by one blank, and their series.
+    cpu_key: String,
     cpu_cols: Vec<Option<usize>>,
+    /// The byte ranges of the columns read of the row at hand.
+    picked: Vec<(usize, usize)>,
     expect_cpu: bool,
     /// The current report: has content, header tables seen in it.
     open: bool,
@@ -142,11 +139,14 @@ impl Reader<'_> {
         if !self.open || self.content {
             self.start(n);
         }
-        self.cpu_cols = tokens
-            .iter()
-            .skip(1)
-            .map(|t| cpu_column(t).map(|m| self.b.series_id(m, &Entity::System)))
-            .collect();
+        if !same_fields(&self.cpu_key, tokens) {
+            self.cpu_key = tokens.join(" ");
+            self.cpu_cols = tokens
+                .iter()
+                .skip(1)
+                .map(|t| cpu_column(t).map(|m| self.b.series_id(m, &Entity::System)))
+                .collect();
+        }
         self.expect_cpu = true;
         self.table = None;
     }
@@ -159,9 +159,9 @@ impl Reader<'_> {
         }
         for (k, t) in tokens.iter().enumerate() {
             match (self.cpu_cols.get(k).copied().flatten(), human_num(t)) {
-                (Some(id), Some((v, _))) => {
-                    self.comma |= t.contains(',');
-                    self.b.set(id, v);
+                (Some(id), Some(h)) => {
+                    self.comma |= h.comma;
+                    self.b.set(id, h.value);
                 }
                 (_, None) => self.b.warn(n, format!("unreadable number {t}")),
                 _ => {}
@@ -171,8 +171,7 @@ impl Reader<'_> {
     }
 
     fn device_header(&mut self, n: u32, tokens: &[&str]) {
-        let key = tokens.join(" ");
-        let hid = match self.tables.iter().position(|(k, _)| *k == key) {
+        let hid = match self.tables.iter().position(|t| same_fields(&t.key, tokens)) {
             Some(h) => h,
             None => {
                 let name_last = tokens.last().is_some_and(|t| t.starts_with("Device"));
@@ -181,15 +180,8 @@ impl Reader<'_> {
                 } else {
                     &tokens[1..]
                 };
-                let cols = names.iter().map(|c| disk_column(c)).collect();
-                self.tables.push((
-                    key,
-                    Table {
-                        name_last,
-                        cols,
-                        ids: HashMap::new(),
-                    },
-                ));
+                self.tables
+                    .push(Table::new(tokens.join(" "), name_last, names));
                 self.tables.len() - 1
             }
         };
@@ -198,50 +190,103 @@ impl Reader<'_> {
         }
         self.headers.push(hid);
         self.table = Some(hid);
+        if let Some(t) = self.tables.get_mut(hid) {
+            t.next = 0;
+        }
     }
 
     fn device_row(&mut self, n: u32, hid: usize, tokens: &[&str]) {
-        let Some((_, t)) = self.tables.get_mut(hid) else {
+        let Some(t) = self.tables.get_mut(hid) else {
             return;
         };
         let (dev, vals) = match (t.name_last, tokens) {
             (true, [vals @ .., dev]) | (false, [dev, vals @ ..]) => (*dev, vals),
             _ => return,
         };
-        if vals.len() != t.cols.len() {
-            self.b.warn(
-                n,
-                format!(
-                    "device row with {} values, header has {}",
-                    vals.len(),
-                    t.cols.len()
-                ),
+        if vals.len() != t.width {
+            let msg = format!(
+                "device row with {} values, header has {}",
+                vals.len(),
+                t.width
             );
-            return;
+            return self.b.warn(n, msg);
         }
-        if !t.ids.contains_key(dev) {
-            let entity = Entity::Device(dev.to_string());
-            let ids = t
-                .cols
-                .iter()
-                .map(|c| c.map(|(m, _)| self.b.series_id(m, &entity)))
-                .collect();
-            t.ids.insert(dev.to_string(), ids);
-        }
-        let Some(ids) = t.ids.get(dev) else { return };
-        for (k, tok) in vals.iter().enumerate() {
-            let (Some(id), Some((_, scale))) = (ids[k], t.cols[k]) else {
-                continue;
-            };
-            match human_num(tok) {
-                Some((v, suffixed)) => {
-                    self.comma |= tok.contains(',');
-                    self.b.set(id, if suffixed { v } else { v * scale });
-                }
-                None => self.b.warn(n, format!("unreadable number {tok}")),
+        let read = std::mem::take(&mut t.read);
+        let ids = t.device(dev, &mut self.b);
+        for (&(k, scale), &id) in read.iter().zip(ids) {
+            if let Some(tok) = vals.get(k) {
+                put(&mut self.b, &mut self.comma, n, (id, scale), tok);
             }
         }
+        t.read = read;
         self.content = true;
+    }
+
+    /// [`Self::line`] for a line that can only be a device row of the open
+    /// table (the common case): its fields are found in one pass and only the
+    /// columns read are looked at. `false` when the line may be anything else.
+    fn fast_row(&mut self, n: u32, line: &str) -> bool {
+        let Some(hid) = self.table.filter(|_| !self.expect_cpu) else {
+            return false;
+        };
+        let head = line.trim_start_matches([' ', '\t']);
+        let first = head.split([' ', '\t']).next().unwrap_or("");
+        let last = line.rsplit([' ', '\t']).next().unwrap_or("");
+        if first.is_empty()
+            || first.as_bytes()[0].is_ascii_digit()
+            || first == "avg-cpu:"
+            || first.starts_with("Device")
+            || last == "Device"
+            || line.starts_with("Linux ")
+        {
+            return false;
+        }
+        let Some(t) = self.tables.get_mut(hid) else {
+            return false;
+        };
+        // the fields kept: the name (first or last) and the columns read
+        let skip = usize::from(!t.name_last);
+        let mut want = t.read.iter().map(|&(k, _)| k + skip).peekable();
+        self.picked.clear();
+        let mut fields = 0;
+        let mut name = (0, 0);
+        for (f, span) in Spans::new(line).enumerate() {
+            if f == 0 || t.name_last {
+                name = span;
+            }
+            if want.peek() == Some(&f) {
+                want.next();
+                self.picked.push(span);
+            }
+            fields = f + 1;
+        }
+        if fields < 2 {
+            self.b.warn(n, "not an iostat line");
+            return true;
+        }
+        if fields - 1 != t.width {
+            let msg = format!(
+                "device row with {} values, header has {}",
+                fields - 1,
+                t.width
+            );
+            self.b.warn(n, msg);
+            return true;
+        }
+        let read = std::mem::take(&mut t.read);
+        let ids = t.device(line.get(name.0..name.1).unwrap_or(""), &mut self.b);
+        for ((&(_, scale), &id), &(a, z)) in read.iter().zip(ids).zip(&self.picked) {
+            put(
+                &mut self.b,
+                &mut self.comma,
+                n,
+                (id, scale),
+                line.get(a..z).unwrap_or(""),
+            );
+        }
+        t.read = read;
+        self.content = true;
+        true
     }
 
     fn line(&mut self, n: u32, line: &str, tokens: &[&str]) {
@@ -333,6 +378,11 @@ impl Reader<'_> {
     }
 }
 
+/// Whether `tokens` are the fields of `key` (fields joined by one blank).
+fn same_fields(key: &str, tokens: &[&str]) -> bool {
+    !key.is_empty() && key.split(' ').eq(tokens.iter().copied())
+}
+
 pub(crate) fn read(
     text: &str,
     name: &str,
@@ -343,7 +393,9 @@ pub(crate) fn read(
         opts,
         tables: Vec::new(),
         table: None,
+        cpu_key: String::new(),
         cpu_cols: Vec::new(),
+        picked: Vec::new(),
         expect_cpu: false,
         open: false,
         content: false,
@@ -356,8 +408,10 @@ pub(crate) fn read(
     };
     let mut buf: Vec<&str> = Vec::with_capacity(32);
     for (n, line) in lines(text, &mut r.b) {
-        split_ws(line, &mut buf);
-        r.line(n, line, &buf);
+        if !r.fast_row(n, line) {
+            split_ws(line, &mut buf);
+            r.line(n, line, &buf);
+        }
     }
     let times = r.times();
     r.b.finish(times)

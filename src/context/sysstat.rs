@@ -6,8 +6,9 @@
 //! and a clock going back by more than 12 h adds a day. A header line whose
 //! time goes back starts the next section at the start date again.
 
-use super::build::{Builder, Times, num, split_ws};
+use super::build::{Builder, Times};
 use super::iostat::{banner, cpu_column, disk_column};
+use super::scan::{num, split_ws};
 use super::time::{self, DayCounter, NS, SlashOrder};
 use super::{ContextError, ContextKind, ContextSource, Entity, Metric, lines};
 

@@ -5,7 +5,8 @@
 //! locales (`frei`, `libre`, Polish `io` for `wa`), so names are used only to
 //! tell `-a` (inact/active) from buff/cache and to read the zone name.
 
-use super::build::{Builder, ContextOptions, Times, split_ws};
+use super::build::{Builder, ContextOptions, Times};
+use super::scan::split_ws;
 use super::time::{self, NS, SlashOrder, Stamp};
 use super::{ContextError, ContextKind, ContextSource, Entity, Metric, lines};
 
