@@ -189,11 +189,29 @@ impl Loaded {
         })
     }
 
-    /// "focus: main › drop: ^runtime" for the header.
+    /// "focus: main › drop: ^runtime" for the header; a time range as its
+    /// window from the first sample ("time 1.000-3.000 s").
     pub fn transform_breadcrumb(&self) -> String {
+        let timed = self
+            .transforms
+            .iter()
+            .any(|t| matches!(t, Transform::TimeRange { .. }));
+        let first = timed
+            .then(|| crate::model::timerange::sample_span(self.loaded_profile()))
+            .flatten()
+            .map_or(0, |s| s.0);
         self.transforms
             .iter()
-            .map(Transform::describe)
+            .map(|t| match t {
+                Transform::TimeRange { keep, exclude } => {
+                    let filter = crate::model::timerange::TimeFilter {
+                        keep: *keep,
+                        exclude: exclude.clone(),
+                    };
+                    format!("time {}", crate::model::timerange::describe(&filter, first))
+                }
+                other => other.describe(),
+            })
             .collect::<Vec<_>>()
             .join(" › ")
     }
