@@ -81,6 +81,9 @@ pub struct TimelineState {
     pub heat: Option<((usize, usize, usize), super::heatmap::Grid)>,
     /// The profile window at the last draw.
     pub window: Option<(u64, u64)>,
+    /// The window and wall-clock offset of one profile (by address): a scan
+    /// of every sample time, done once per profile, not per draw.
+    clock: Option<(usize, Option<(u64, u64)>, Option<i64>)>,
     /// What the logs say about the window on screen, and for which window
     /// and sample count (recomputed when either changes).
     pub flags: Vec<Flag>,
@@ -152,7 +155,7 @@ impl TimelineState {
             self.flags.clear();
             return;
         }
-        let Some((lo, hi)) = profile_window(l.loaded_profile()) else {
+        let Some((lo, hi)) = self.clock_of(l.loaded_profile()).0 else {
             return;
         };
         let (lo, hi) = match l.time_window() {
@@ -275,6 +278,22 @@ impl Hit {
 }
 
 impl TimelineState {
+    /// The window and wall-clock offset of `p`, computed once per profile.
+    fn clock_of(&mut self, p: &Arc<Profile>) -> (Option<(u64, u64)>, Option<i64>) {
+        let key = Arc::as_ptr(p) as usize;
+        match self.clock {
+            Some((k, w, o)) if k == key => (w, o),
+            _ => {
+                let w = profile_window(p);
+                let o = crate::model::timerange::wall_offset_with(p, self.anchor_ns)
+                    .map(|(o, _)| o)
+                    .filter(|_| p.samples.time.is_some());
+                self.clock = Some((key, w, o));
+                (w, o)
+            }
+        }
+    }
+
     /// The time under a mouse cell in the pane, if any.
     pub fn time_at(&self, col: u16, row: u16) -> Option<u64> {
         let hit = self.hit?;
@@ -308,7 +327,8 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
     if area.height == 0 || area.width < LABEL_W + VALUE_W + 4 {
         return;
     }
-    let Some((lo, hi)) = profile_window(profile) else {
+    let (window, wall) = st.clock_of(profile);
+    let Some((lo, hi)) = window else {
         let text = "timeline: this profile records no sample times";
         buf.set_string(
             area.x,
@@ -342,8 +362,6 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
         hi,
         heat: None,
     });
-    let wall =
-        crate::model::timerange::wall_offset(profile).filter(|_| profile.samples.time.is_some());
     let at = |t: u64| -> String {
         let rel = format!("+{:.2} s", (t - lo) as f64 / 1e9);
         match wall {
