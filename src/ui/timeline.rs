@@ -28,6 +28,9 @@ use crate::timeline::{
 
 const LABEL_W: u16 = 10;
 const VALUE_W: u16 = 9;
+/// A profile's window (first and last sample) and its offset to wall clock.
+type ProfileClock = (Option<(u64, u64)>, Option<i64>);
+
 /// What a cached row was built for: the profile (by address), value, width.
 type CacheKey = (usize, usize, usize);
 
@@ -83,7 +86,7 @@ pub struct TimelineState {
     pub window: Option<(u64, u64)>,
     /// The window and wall-clock offset of one profile (by address): a scan
     /// of every sample time, done once per profile, not per draw.
-    clock: Option<(usize, Option<(u64, u64)>, Option<i64>)>,
+    clock: Option<(usize, ProfileClock)>,
     /// What the logs say about the window on screen, and for which window
     /// and sample count (recomputed when either changes).
     pub flags: Vec<Flag>,
@@ -279,16 +282,16 @@ impl Hit {
 
 impl TimelineState {
     /// The window and wall-clock offset of `p`, computed once per profile.
-    fn clock_of(&mut self, p: &Arc<Profile>) -> (Option<(u64, u64)>, Option<i64>) {
+    fn clock_of(&mut self, p: &Arc<Profile>) -> ProfileClock {
         let key = Arc::as_ptr(p) as usize;
         match self.clock {
-            Some((k, w, o)) if k == key => (w, o),
+            Some((k, c)) if k == key => c,
             _ => {
                 let w = profile_window(p);
                 let o = crate::model::timerange::wall_offset_with(p, self.anchor_ns)
                     .map(|(o, _)| o)
                     .filter(|_| p.samples.time.is_some());
-                self.clock = Some((key, w, o));
+                self.clock = Some((key, (w, o)));
                 (w, o)
             }
         }
