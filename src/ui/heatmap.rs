@@ -7,8 +7,6 @@
 //! then on to the next), the big ones a column. Shades are characters
 //! (` ·░▒▓█`), so they read in 16 colours and without colour.
 
-use std::sync::Arc;
-
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
@@ -81,7 +79,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
         .into_iter()
         .find(|&r| r <= room)
         .unwrap_or(1);
-    let key = (Arc::as_ptr(profile) as usize, value, rows);
+    let key = (super::timeline::identity(profile), value, rows);
     if st
         .heat
         .as_ref()

@@ -28,11 +28,18 @@ use crate::timeline::{
 
 const LABEL_W: u16 = 10;
 const VALUE_W: u16 = 9;
+/// Which profile a cache was built for: its address and sample count (a
+/// live reload may reuse a freed address, never with the same samples
+/// unless nothing changed).
+pub fn identity(p: &Arc<Profile>) -> (usize, usize) {
+    (Arc::as_ptr(p) as usize, p.samples.len())
+}
+
 /// A profile's window (first and last sample) and its offset to wall clock.
 type ProfileClock = (Option<(u64, u64)>, Option<i64>);
 
 /// What a cached row was built for: the profile (by address), value, width.
-type CacheKey = (usize, usize, usize);
+type CacheKey = ((usize, usize), usize, usize);
 
 /// How many threads get a row of their own.
 const THREAD_ROWS: usize = 5;
@@ -66,7 +73,7 @@ pub struct TimelineState {
     /// A capture bundle's clock anchor, for a profile without its own.
     pub anchor_ns: Option<i64>,
     /// The last drawn histogram: for which profile, value and width.
-    hist: Option<(usize, usize, usize, Histogram)>,
+    hist: Option<((usize, usize), usize, usize, Histogram)>,
     /// Nanoseconds per column at the last draw.
     pub col_ns: u64,
     /// What the small and big cursor steps move by, as last drawn.
@@ -81,12 +88,12 @@ pub struct TimelineState {
     /// The last per-thread rows, for which profile, value and width.
     threads: Option<(CacheKey, Vec<(String, Histogram)>)>,
     /// The last heat map grid: for which profile, value and rows.
-    pub heat: Option<((usize, usize, usize), super::heatmap::Grid)>,
+    pub heat: Option<(CacheKey, super::heatmap::Grid)>,
     /// The profile window at the last draw.
     pub window: Option<(u64, u64)>,
     /// The window and wall-clock offset of one profile (by address): a scan
     /// of every sample time, done once per profile, not per draw.
-    clock: Option<(usize, ProfileClock)>,
+    clock: Option<((usize, usize), ProfileClock)>,
     /// What the logs say about the window on screen, and for which window
     /// and sample count (recomputed when either changes).
     pub flags: Vec<Flag>,
@@ -204,7 +211,7 @@ impl TimelineState {
         lo: u64,
         hi: u64,
     ) -> Option<&Histogram> {
-        let key = (Arc::as_ptr(p) as usize, value, cols);
+        let key = (identity(p), value, cols);
         let stale = self
             .hist
             .as_ref()
@@ -283,7 +290,7 @@ impl Hit {
 impl TimelineState {
     /// The window and wall-clock offset of `p`, computed once per profile.
     fn clock_of(&mut self, p: &Arc<Profile>) -> ProfileClock {
-        let key = Arc::as_ptr(p) as usize;
+        let key = identity(p);
         match self.clock {
             Some((k, c)) if k == key => c,
             _ => {
@@ -474,7 +481,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
     }
     // A row per busy thread, when asked.
     if st.per_thread {
-        let key = (Arc::as_ptr(profile) as usize, value, cols);
+        let key = (identity(profile), value, cols);
         if st.threads.as_ref().is_none_or(|(k, _)| *k != key) {
             let rows = Histogram::per_thread(profile, value, cols, lo, hi, THREAD_ROWS);
             st.threads = Some((key, rows));
