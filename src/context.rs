@@ -27,10 +27,11 @@ use std::path::Path;
 use flate2::read::MultiGzDecoder;
 
 pub use build::ContextOptions;
-pub use iostat::set_parallel_min as set_iostat_parallel_min;
+pub use detect::{detect, is_context};
 #[doc(hidden)]
 pub use iostat::parallel_splits as iostat_parallel_splits;
-pub use detect::{detect, is_context};
+#[doc(hidden)]
+pub use iostat::set_parallel_min as set_iostat_parallel_min;
 pub use model::{
     Clock, ContextKind, ContextSource, ContextWarning, Entity, Interval, Metric, Series, Unit,
 };

@@ -197,7 +197,8 @@ impl Builder {
             i.line += lines;
             i
         };
-        self.intervals.extend(later.intervals.into_iter().map(shifted));
+        self.intervals
+            .extend(later.intervals.into_iter().map(shifted));
         self.warnings
             .extend(later.warnings.into_iter().map(|w| ContextWarning {
                 line: w.line + lines,

@@ -121,8 +121,7 @@ struct Reader<'o> {
     banner_date: Option<DateTok>,
     /// A form only the C or en_US locale prints (2-digit year, AM/PM).
     c_like: bool,
-    /// Reads text after the first report (the second half of a split file):
-    /// no since-boot report.
+    /// Reads the second half of a split file: no since-boot report there.
     later: bool,
 }
 
@@ -149,8 +148,7 @@ impl<'o> Reader<'o> {
         }
     }
 
-    /// Reads the lines of `complete` (no final newline, see
-    /// [`super::complete`]); returns how many there were.
+    /// Reads the lines of [`super::complete`]'s text; returns how many.
     fn run(&mut self, complete: &str) -> u32 {
         let mut buf: Vec<&str> = Vec::with_capacity(32);
         let mut last = 0;

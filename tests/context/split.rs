@@ -38,7 +38,10 @@ fn same(a: &ContextSource, b: &ContextSource) {
     assert_eq!(a.intervals, b.intervals, "{n}");
     assert_eq!(a.warnings, b.warnings, "{n}");
     let keys = |s: &ContextSource| -> Vec<String> {
-        let k = s.series.iter().map(|c| format!("{:?} {:?}", c.metric, c.entity));
+        let k = s
+            .series
+            .iter()
+            .map(|c| format!("{:?} {:?}", c.metric, c.entity));
         k.collect()
     };
     assert_eq!(keys(a), keys(b), "{n}: series");
@@ -95,7 +98,12 @@ fn c_stamp(day: u32, i: u32) -> String {
     let t = 86_390 + i;
     let d = day + t / 86_400;
     let t = t % 86_400;
-    format!("12/{d:02}/26 {:02}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
+    format!(
+        "12/{d:02}/26 {:02}:{:02}:{:02}",
+        t / 3600,
+        t / 60 % 60,
+        t % 60
+    )
 }
 
 fn check(name: &str, text: &str) {
@@ -157,12 +165,7 @@ fn human_layout_no_timestamps_iso_zones_epochs_and_am_pm() {
     check("no-stamps", &none);
     let two_blanks = reports(&format!("{BANNER}\n"), 10, |_| String::new(), vda);
     check("no-stamps-y", &two_blanks);
-    let iso = reports(
-        BANNER,
-        10,
-        |i| format!("2026-12-02T23:59:5{i}+0530"),
-        vda,
-    );
+    let iso = reports(BANNER, 10, |i| format!("2026-12-02T23:59:5{i}+0530"), vda);
     check("iso", &iso);
     let epoch = reports(BANNER, 10, |i| format!("179621212{i}"), vda);
     check("epoch", &epoch);

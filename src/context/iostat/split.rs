@@ -63,15 +63,17 @@ pub(super) fn read<'o>(text: &str, name: &str, opts: &'o ContextOptions) -> Opti
     let second = whole.get(at..)?;
     let mut b = Reader::new(name, opts);
     b.later = true;
+    // no second thread to be had: one pass
     let (a, n, b) = std::thread::scope(|s| {
-        let later = s.spawn(move || {
+        let later = std::thread::Builder::new().spawn_scoped(s, move || {
             b.run(second);
             b
         });
+        let later = later.ok()?;
         let n = a.run(first);
-        (a, n, later.join().ok())
-    });
-    let merged = merge(a, n, b?, kind)?;
+        Some((a, n, later.join().ok()?))
+    })?;
+    let merged = merge(a, n, b, kind)?;
     SPLITS.fetch_add(1, Ordering::Relaxed);
     Some(merged)
 }
