@@ -28,6 +28,10 @@ use flate2::read::MultiGzDecoder;
 
 pub use build::ContextOptions;
 pub use detect::{detect, is_context};
+#[doc(hidden)]
+pub use iostat::parallel_splits as iostat_parallel_splits;
+#[doc(hidden)]
+pub use iostat::set_parallel_min as set_iostat_parallel_min;
 pub use model::{
     Clock, ContextKind, ContextSource, ContextWarning, Entity, Interval, Metric, Series, Unit,
 };
@@ -159,7 +163,12 @@ fn strip_ansi(text: Cow<'_, str>) -> Cow<'_, str> {
 /// trimmed. An unterminated last line (a log still being written or cut off)
 /// is left out with a warning.
 fn lines<'a>(text: &'a str, b: &mut Builder) -> impl Iterator<Item = (u32, &'a str)> + use<'a> {
-    let complete = match text.rfind('\n') {
+    numbered(complete(text, b))
+}
+
+/// `text` up to its last newline (excluded); a partial last line is a warning.
+fn complete<'a>(text: &'a str, b: &mut Builder) -> &'a str {
+    match text.rfind('\n') {
         Some(at) => {
             if !text[at + 1..].trim().is_empty() {
                 let n = text.bytes().filter(|&c| c == b'\n').count() + 1;
@@ -172,7 +181,11 @@ fn lines<'a>(text: &'a str, b: &mut Builder) -> impl Iterator<Item = (u32, &'a s
             b.warn(1, "partial last line (no newline): skipped");
             ""
         }
-    };
+    }
+}
+
+/// The lines of `complete` (no final newline), numbered from 1, end-trimmed.
+fn numbered(complete: &str) -> impl Iterator<Item = (u32, &str)> + use<'_> {
     // `split('\n')`, with the memchr crate's vector search for the newlines
     let mut rest = Some(complete);
     let mut n = 0u32;

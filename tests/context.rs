@@ -31,6 +31,8 @@
 //! | `vmstat-a-t-n-SM-1s-syncstorm.txt` | the raw MiB numbers | KiB (scaled, with a warning) |
 
 mod common;
+#[path = "context/split.rs"]
+mod split;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

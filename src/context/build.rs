@@ -129,6 +129,11 @@ impl Builder {
         self.intervals.len()
     }
 
+    /// The line of the first interval.
+    pub fn first_line(&self) -> Option<u32> {
+        self.intervals.first().map(|i| i.line)
+    }
+
     /// The column of (`metric`, `entity`), created on first use.
     pub fn series_id(&mut self, metric: Metric, entity: &Entity) -> usize {
         if let Some(&i) = self.index.get(&(metric, entity.clone())) {
@@ -173,6 +178,36 @@ impl Builder {
             s.values.resize(at + 1, f32::NAN);
         }
         s.values[at] = v;
+    }
+
+    /// Appends what `later` read from the text after this builder's, whose
+    /// line numbers start after `lines`: the same store one pass over both
+    /// texts in order fills (columns matched by metric and entity, NaN where
+    /// a column has no value; host and CPUs are the caller's to settle).
+    pub fn append(&mut self, later: Builder, lines: u32) {
+        let n = self.intervals.len();
+        for s in later.series {
+            let id = self.series_id(s.metric, &s.entity);
+            if let Some(to) = self.series.get_mut(id) {
+                to.values.resize(n, f32::NAN);
+                to.values.extend(s.values);
+            }
+        }
+        let shifted = |mut i: Interval| {
+            i.line += lines;
+            i
+        };
+        self.intervals
+            .extend(later.intervals.into_iter().map(shifted));
+        self.warnings
+            .extend(later.warnings.into_iter().map(|w| ContextWarning {
+                line: w.line + lines,
+                message: w.message,
+            }));
+        if self.clamped == 0 && later.clamped > 0 {
+            self.clamped_line = later.clamped_line + lines;
+        }
+        self.clamped += later.clamped;
     }
 
     /// Multiplies every value of the columns of `metrics` (unit fix-ups).

@@ -6,12 +6,14 @@
 //! [`disk_column`]; a device header resets the map (the `-h` layout prints four
 //! sub-tables per report with the device name last).
 
+mod split;
 mod table;
 
 use super::build::{Builder, ContextOptions, Times};
 use super::scan::{Spans, human_num, split_ws};
 use super::time::{self, DateTok, SlashOrder, Stamp};
-use super::{ContextError, ContextKind, ContextSource, Entity, Metric, lines};
+use super::{ContextError, ContextKind, ContextSource, Entity, Metric};
+pub use split::{parallel_splits, set_parallel_min};
 use table::{Table, put};
 
 /// The metric of an iostat device column (text header or JSON key) and the
@@ -119,11 +121,55 @@ struct Reader<'o> {
     banner_date: Option<DateTok>,
     /// A form only the C or en_US locale prints (2-digit year, AM/PM).
     c_like: bool,
+    /// Reads the second half of a split file: no since-boot report there.
+    later: bool,
 }
 
-impl Reader<'_> {
+impl<'o> Reader<'o> {
+    fn new(name: &str, opts: &'o ContextOptions) -> Reader<'o> {
+        Reader {
+            b: Builder::new(ContextKind::IostatText, name),
+            opts,
+            tables: Vec::new(),
+            table: None,
+            cpu_key: String::new(),
+            cpu_cols: Vec::new(),
+            picked: Vec::new(),
+            expect_cpu: false,
+            open: false,
+            content: false,
+            headers: Vec::new(),
+            stamps: Vec::new(),
+            comma: false,
+            blanks_after_banner: None,
+            banner_date: None,
+            c_like: false,
+            later: false,
+        }
+    }
+
+    /// Reads the lines of [`super::complete`]'s text; returns how many.
+    fn run(&mut self, complete: &str) -> u32 {
+        let mut buf: Vec<&str> = Vec::with_capacity(32);
+        let mut last = 0;
+        for (n, line) in super::numbered(complete) {
+            last = n;
+            if !self.fast_row(n, line) {
+                split_ws(line, &mut buf);
+                self.line(n, line, &buf);
+            }
+        }
+        last
+    }
+
+    fn finish(mut self) -> Result<ContextSource, ContextError> {
+        let times = self.times();
+        self.b.finish(times)
+    }
+
     fn start(&mut self, n: u32) {
-        let since_boot = self.b.len() == 0
+        let since_boot = !self.later
+            && self.b.len() == 0
             && self
                 .opts
                 .since_boot_first
@@ -388,33 +434,13 @@ pub(crate) fn read(
     name: &str,
     opts: &ContextOptions,
 ) -> Result<ContextSource, ContextError> {
-    let mut r = Reader {
-        b: Builder::new(ContextKind::IostatText, name),
-        opts,
-        tables: Vec::new(),
-        table: None,
-        cpu_key: String::new(),
-        cpu_cols: Vec::new(),
-        picked: Vec::new(),
-        expect_cpu: false,
-        open: false,
-        content: false,
-        headers: Vec::new(),
-        stamps: Vec::new(),
-        comma: false,
-        blanks_after_banner: None,
-        banner_date: None,
-        c_like: false,
-    };
-    let mut buf: Vec<&str> = Vec::with_capacity(32);
-    for (n, line) in lines(text, &mut r.b) {
-        if !r.fast_row(n, line) {
-            split_ws(line, &mut buf);
-            r.line(n, line, &buf);
-        }
+    if let Some(r) = split::read(text, name, opts) {
+        return r.finish();
     }
-    let times = r.times();
-    r.b.finish(times)
+    let mut r = Reader::new(name, opts);
+    let complete = super::complete(text, &mut r.b);
+    r.run(complete);
+    r.finish()
 }
 
 #[cfg(test)]
