@@ -702,6 +702,11 @@ pub fn load_diff_for_batch(
     args: &CompareArgs,
 ) -> Result<Profile> {
     let (transforms, _) = args.input.transforms()?;
+    if !args.input.time.context.is_empty() || args.input.time.marks.is_some() {
+        anyhow::bail!(
+            "--context and --marks go with one profile: open each side with them, or compare two time ranges of one profile (C on its timeline)"
+        );
+    }
     if !args.input.time.selection().is_empty() {
         anyhow::bail!(
             "--from/--until/--exclude cut one profile; cut each side first (ember convert --from ... --until ...)"

@@ -350,6 +350,11 @@ pub fn run_diff(sources: [Source; 2], args: &ViewSettings, start: DiffStart) -> 
             "--from/--until/--exclude cut one profile; cut each side first (ember convert --from ... --until ...)"
         );
     }
+    if !args.context.is_empty() || args.marks.as_ref().is_ok_and(|m| !m.is_empty()) {
+        anyhow::bail!(
+            "--context and --marks go with one profile: open each side with them, or compare two time ranges of one profile (C on its timeline)"
+        );
+    }
     let DiffStart {
         strip_hex,
         norm,

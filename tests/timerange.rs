@@ -120,7 +120,20 @@ fn bad_ranges_are_one_clear_error() {
             "no sample times",
         ),
     ];
-    for (args, says) in cases {
+    let before = common::repo().join("tests/fixtures/diff-before.folded");
+    let after = common::repo().join("tests/fixtures/diff-after.folded");
+    let (b, a) = (before.to_str().unwrap(), after.to_str().unwrap());
+    let diffs: [(Vec<&str>, &str); 2] = [
+        (
+            vec!["diff", b, a, "--format", "text", "--from", "1"],
+            "cut each side first",
+        ),
+        (
+            vec!["diff", b, a, "--format", "text", "--context", b],
+            "go with one profile",
+        ),
+    ];
+    for (args, says) in cases.into_iter().chain(diffs) {
         let o = ember(&args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{args:?} succeeded");
