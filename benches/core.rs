@@ -23,6 +23,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 fn main() -> anyhow::Result<()> {
+    ember::alloc::from_env();
     let files = common::files();
     let runs = common::runs();
     if files.is_empty() {

@@ -3,6 +3,7 @@
 //! Data flows one way: `input` (bytes) -> `formats` (samples) -> `model` (trees,
 //! tables) -> `ui` (terminal) or `output` (CLI printers).
 
+pub mod alloc;
 pub mod bundle;
 pub mod capture;
 pub mod cli;
@@ -16,3 +17,6 @@ pub mod output;
 pub mod sanitize;
 pub mod timeline;
 pub mod ui;
+
+#[global_allocator]
+static GLOBAL: alloc::HugePageHint = alloc::HugePageHint;
