@@ -11,13 +11,46 @@
 //! round them up). Where THP is `never` or the call fails, nothing changes.
 //! `EMBER_HUGEPAGES=0` turns the hint off ([`set_enabled`]).
 //!
+//! A failed allocation ends ember here, not in the standard library's abort
+//! (exit 134 and `memory allocation of N bytes failed` across the screen): a
+//! batch command prints [`crate::limits::message`] (prepared at start) and exits 1;
+//! the viewer under its supervising parent exits [`OOM_EXIT`], and the parent,
+//! having put the terminal back, says it. Nothing in ember uses `try_reserve`,
+//! whose callers would have coped with a null.
+//!
 //! The hint covers the block's whole pages, so a block glibc maps on its own
 //! keeps one mapping (a part-covered mapping would be split, and a later
 //! `mremap` of the block would fail and copy instead).
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The exit code of a supervised viewer that ran out of memory (the parent
+/// turns it into a message and exit 1).
+pub const OOM_EXIT: i32 = 86;
+
+static SUPERVISED: AtomicBool = AtomicBool::new(false);
+static FAILING: AtomicBool = AtomicBool::new(false);
+
+/// Marks this process as the viewer child of a supervising parent.
+pub fn set_supervised(on: bool) {
+    SUPERVISED.store(on, Ordering::Relaxed);
+}
+
+/// Ends the process on a failed allocation, allocating nothing.
+#[cold]
+fn out_of_memory() -> ! {
+    if FAILING.swap(true, Ordering::SeqCst) {
+        std::process::abort(); // failed again while failing: nothing left to say
+    }
+    if SUPERVISED.load(Ordering::Relaxed) {
+        std::process::exit(OOM_EXIT);
+    }
+    let _ = std::io::stderr().write_all(crate::limits::message().as_bytes());
+    std::process::exit(1)
+}
 
 /// Blocks this large or larger get the hint.
 pub const BIG: usize = 8 << 20;
@@ -74,6 +107,9 @@ unsafe impl GlobalAlloc for HugePageHint {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded as is.
         let p = unsafe { System.alloc(layout) };
+        if p.is_null() {
+            out_of_memory();
+        }
         advise(p, layout.size());
         p
     }
@@ -81,6 +117,9 @@ unsafe impl GlobalAlloc for HugePageHint {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded as is.
         let p = unsafe { System.alloc_zeroed(layout) };
+        if p.is_null() {
+            out_of_memory();
+        }
         advise(p, layout.size());
         p
     }
@@ -93,6 +132,9 @@ unsafe impl GlobalAlloc for HugePageHint {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: forwarded as is.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if p.is_null() {
+            out_of_memory();
+        }
         advise(p, new_size);
         p
     }

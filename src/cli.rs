@@ -36,6 +36,40 @@ pub struct Cli {
     pub view: ViewArgs,
 }
 
+impl Cli {
+    /// What this run does, for a message about it: `loading big.folded`.
+    pub fn doing(&self) -> String {
+        let one = |p: &std::path::Path| format!("loading {}", p.display());
+        match &self.command {
+            Some(Command::Top(a)) => one(&a.profile),
+            Some(Command::Info(a)) => one(&a.profile),
+            Some(Command::Convert(a)) => one(&a.profile),
+            Some(Command::Diff(a)) => {
+                format!("comparing {} and {}", a.before.display(), a.after.display())
+            }
+            Some(Command::Check(a)) => {
+                format!("comparing {} and {}", a.base.display(), a.new.display())
+            }
+            Some(Command::Capture(_)) => "capturing".into(),
+            None => match (&self.view.profile, &self.view.watch_dir) {
+                (Some(p), _) => one(p),
+                (None, Some(d)) => format!("watching {}", d.display()),
+                (None, None) => "starting".into(),
+            },
+        }
+    }
+
+    /// Whether this run opens the full-screen viewer (which a supervising
+    /// parent then guards).
+    pub fn opens_viewer(&self) -> bool {
+        match &self.command {
+            None => self.view.profile.is_some() || self.view.watch_dir.is_some(),
+            Some(Command::Diff(a)) => a.format.is_none() && a.to.is_none(),
+            Some(_) => false,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print the per-function table (self and total weight) and exit.

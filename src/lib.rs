@@ -11,10 +11,12 @@ pub mod context;
 pub mod error;
 pub mod formats;
 pub mod input;
+pub mod limits;
 pub mod live;
 pub mod model;
 pub mod output;
 pub mod sanitize;
+pub mod supervise;
 pub mod timeline;
 pub mod ui;
 

@@ -5,10 +5,27 @@ use clap::Parser;
 fn main() -> ExitCode {
     ember::alloc::from_env();
     let cli = ember::cli::Cli::parse();
+    let doing = cli.doing();
+    ember::limits::prepare(&doing);
+    if cli.opens_viewer()
+        && let Some(code) = ember::supervise::run(&doing)
+    {
+        return code;
+    }
     match ember::cli::run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("ember: {e:#}");
+            // A thread or a mapping refused for want of memory (EAGAIN, ENOMEM)
+            // under a limit is the memory message too.
+            let starved = e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .and_then(std::io::Error::raw_os_error)
+                    .is_some_and(|n| n == 11 || n == 12)
+            });
+            if starved && ember::limits::Limits::read().tightest().is_some() {
+                eprint!("{}", ember::limits::message());
+            }
             ExitCode::from(1)
         }
     }
