@@ -358,6 +358,20 @@ fn run_info(args: &InfoArgs) -> Result<ExitCode> {
             let anchor = args.input.time.anchor_ns;
             output::context_info(&mut out, &profile, samples, logs, nudge, anchor)
         })
+        .and_then(|()| {
+            // What loading this profile took, against what the host allows:
+            // the figure to judge a bigger one by.
+            let limits = crate::limits::Limits::read();
+            match crate::limits::peak_rss() {
+                Some(peak) => writeln!(
+                    out,
+                    "memory:        {} at peak to load ({})",
+                    crate::limits::mib(peak),
+                    limits.describe()
+                ),
+                None => writeln!(out, "memory:        {}", limits.describe()),
+            }
+        })
         .and_then(|()| out.flush());
     finish_output(written)
 }

@@ -131,6 +131,14 @@ pub fn oom_kills() -> Option<u64> {
         .and_then(|n| n.trim().parse().ok())
 }
 
+/// This process's peak resident memory so far (`VmHWM`), in bytes.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// `MemAvailable:  20581068 kB` in bytes.
 fn mem_available(meminfo: &str) -> Option<u64> {
     let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;

@@ -312,3 +312,27 @@ fn a_batch_command_out_of_memory_exits_1_with_the_message() {
         );
     }
 }
+
+#[test]
+fn info_says_what_loading_took_and_the_limit_that_applies() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let file = profile(dir.path(), 2_000);
+    let o = Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -v 4000000 && exec \"$EMBER\" info \"$PROFILE\"",
+        ])
+        .env("EMBER", ember())
+        .env("PROFILE", &file)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("memory:"))
+        .unwrap_or_else(|| panic!("no memory line: {out}"));
+    // 4,000,000 KiB is 3906 MiB, i.e. 3.8 GiB.
+    assert!(line.contains("MiB at peak to load"), "{line}");
+    assert!(line.contains("limit 3.8 GiB from ulimit -v"), "{line}");
+}
