@@ -134,14 +134,18 @@ pub fn oom_kills() -> Option<u64> {
 /// This process's peak resident memory so far (`VmHWM`), in bytes.
 pub fn peak_rss() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    kib_field(&status, "VmHWM:")
 }
 
 /// `MemAvailable:  20581068 kB` in bytes.
 fn mem_available(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    kib_field(meminfo, "MemAvailable:")
+}
+
+/// The value of a `Key:   N kB` line of a /proc file (`key` with its colon),
+/// in bytes.
+fn kib_field(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
