@@ -4,6 +4,7 @@
 pub mod diff;
 pub mod frames;
 pub mod invert;
+pub mod lint;
 pub mod profile;
 pub mod recipe;
 pub mod sandwich;

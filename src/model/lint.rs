@@ -1,0 +1,402 @@
+//! Profile lint: warnings for profiles that mislead (a debug build, broken or
+//! truncated stacks, too few samples, an idle system, an on-CPU profile of a
+//! process that waits, unresolved JIT code), each saying what it saw and what
+//! to do.
+//!
+//! One pass classifies every frame name ([`names`]), one pass over the stack
+//! table (prefixes first) carries depths and classes down to every stack, and
+//! one pass weighs each stack by its node's samples in the caller's tree, so
+//! transforms and time ranges already applied count. O(frames + stacks +
+//! samples).
+
+mod checks;
+mod names;
+
+use self::names::Class;
+use super::profile::{FrameKind, Profile};
+use super::stacks::NO_PREFIX;
+use super::tree::{CallTree, NodeId};
+
+/// What a warning is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LintKind {
+    DebugBuild,
+    BrokenStacks,
+    FewSamples,
+    ShortProfile,
+    UnusualRate,
+    Idle,
+    OnCpuOnly,
+    UnresolvedJit,
+    TruncatedStacks,
+    /// perf's lost-sample records. No reader carries them yet (`perf script`
+    /// prints none unless asked with `--show-lost-events`), so no check fires it.
+    LostSamples,
+}
+
+impl LintKind {
+    /// The warning's stable name, as `ember lint` prints it.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LintKind::DebugBuild => "debug-build",
+            LintKind::BrokenStacks => "broken-stacks",
+            LintKind::FewSamples => "few-samples",
+            LintKind::ShortProfile => "short-profile",
+            LintKind::UnusualRate => "unusual-rate",
+            LintKind::Idle => "idle",
+            LintKind::OnCpuOnly => "on-cpu-only",
+            LintKind::UnresolvedJit => "unresolved-jit",
+            LintKind::TruncatedStacks => "truncated-stacks",
+            LintKind::LostSamples => "lost-samples",
+        }
+    }
+}
+
+/// One warning: what was seen (with figures) and what to do about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    pub kind: LintKind,
+    /// What the lint saw: "62% of samples in stacks of depth <= 2". Frame
+    /// names in it are sanitized.
+    pub saw: String,
+    /// What to do.
+    pub advice: String,
+}
+
+/// What the caller knows besides the profile.
+#[derive(Clone, Debug, Default)]
+pub struct LintOptions {
+    /// The host's iowait share (0..1) over the profile, when a context log
+    /// (vmstat) is loaded.
+    pub iowait_share: Option<f64>,
+}
+
+/// Fewer samples than this are noise ([`super::NOISE_SAMPLES`]).
+const FEW_SAMPLES: f64 = super::tree::NOISE_SAMPLES as f64;
+/// A profile shorter than this is mostly start-up and warm-up.
+const SHORT_NS: u64 = 1_000_000_000;
+/// Sampling slower or faster than this is unusual.
+const MIN_HZ: f64 = 10.0;
+const MAX_HZ: f64 = 10_000.0;
+/// "Most samples": idle, shallow, stackless, blocking, not reaching a root.
+const MOST: f64 = 0.5;
+/// A large share of samples through `[unknown]` frames.
+const UNKNOWN_SHARE: f64 = 0.3;
+/// Unresolved JIT frames in more samples than this.
+const JIT_SHARE: f64 = 0.1;
+/// Truncated stacks in more samples than this.
+const TRUNCATED_SHARE: f64 = 0.05;
+/// Debug build: samples with at least two wrapper frames, and wrapper frames
+/// among all (non-inlined) frames. Measured on the same programs built both
+/// ways (see `tests/fixtures/README.md`): Rust 87% / 49% debug, 0% / 0%
+/// release; C++ (g++ -O0 vs -O2) 75% / 21% debug, 0% / 0% release.
+const WRAPPED_SAMPLES: f64 = 0.3;
+const WRAPPER_FRAMES: f64 = 0.1;
+/// Samples in frames under a debug build's path.
+const DEBUG_PATH_SHARE: f64 = 0.05;
+/// Host iowait above this during an on-CPU profile.
+const IOWAIT_SHARE: f64 = 0.2;
+/// perf's default `kernel.perf_event_max_stack`.
+const PERF_MAX_STACK: u16 = 127;
+/// Go's profiler stack caps (heap records, CPU before Go 1.23, CPU since).
+const PPROF_MAX_STACKS: [u16; 3] = [32, 64, 128];
+
+/// The warnings for `profile` as `tree` weighs it (the tree's value type,
+/// sample range and the transforms applied to `profile`).
+pub fn lint(profile: &Profile, tree: &CallTree, opts: &LintOptions) -> Vec<Finding> {
+    let scan = Scan::new(profile, tree);
+    let mut out = Vec::new();
+    let w = &scan.weights;
+    checks::debug_build(profile, &scan, &mut out);
+    checks::broken_stacks(profile, &scan, &mut out);
+    if let Some(n) = w.samples.filter(|&n| n < FEW_SAMPLES) {
+        out.push(Finding {
+            kind: LintKind::FewSamples,
+            saw: format!("only {} samples", n.round()),
+            advice: format!(
+                "differences under {FEW_SAMPLES} samples are noise: record longer or at a higher rate (perf record -F 999, pprof ?seconds=30)"
+            ),
+        });
+    }
+    checks::short_profile(profile, tree, &mut out);
+    checks::unusual_rate(profile, &mut out);
+    checks::idle(profile, &scan, &mut out);
+    checks::on_cpu_only(profile, &scan, opts, &mut out);
+    checks::unresolved_jit(profile, &scan, &mut out);
+    checks::truncated(profile, &scan, &mut out);
+    out
+}
+
+/// The format's name without what `formats::load` adds: `perf` for `perf (gzip)`.
+pub fn base_format(format: &str) -> &str {
+    format.split(" (").next().unwrap_or(format)
+}
+
+/// What the passes over frames, stacks and weights found.
+struct Scan {
+    /// Per frame: [`Class`] bits.
+    frame_class: Vec<u16>,
+    /// Per node (stack + 1): its own samples (its total less its children's).
+    own: Vec<f64>,
+    weights: Weights,
+}
+
+/// Sample shares (of [`Weights::total`]) with each property.
+#[derive(Default)]
+struct Weights {
+    /// Sum of weights (samples, or the shown value where no count is known).
+    total: f64,
+    /// The tree's sample count, when it knows one.
+    samples: Option<f64>,
+    idle: f64,
+    blocking: f64,
+    unknown: f64,
+    jit: f64,
+    no_stack: f64,
+    debug_path: f64,
+    /// Native depth (below synthetic roots) <= 2.
+    shallow: f64,
+    /// Reaches no root frame, does not start in the kernel and is not cut.
+    unrooted: f64,
+    /// Two or more wrapper frames.
+    wrapped: f64,
+    /// Weighted sums of wrapper frames and of non-inlined native frames.
+    wrapper_frames: f64,
+    real_frames: f64,
+    truncated: f64,
+}
+
+/// Per stack, carried from its prefix.
+#[derive(Clone, Copy, Default)]
+struct StackFacts {
+    /// OR of the classes of its frames (the carried ones).
+    class: u16,
+    /// Native frames (below the synthetic roots).
+    depth: u16,
+    /// Native frames that are not inlined.
+    real: u16,
+    wrappers: u16,
+    /// Every frame so far is a synthetic root.
+    synthetic: bool,
+    /// The outermost native frame is kernel code.
+    kernel_start: bool,
+    /// An `[unknown]` frame below a root frame: a hole in the stack.
+    unknown_inside: bool,
+    /// An `[unknown]` frame before any root frame: a hole when no root
+    /// follows, else the garbage a frame-pointer walk reads past the real
+    /// root (`[unknown]` above `__libc_start_main`).
+    unknown_outside: bool,
+}
+
+const CARRIED: u16 = Class::IDLE
+    | Class::BLOCKING
+    | Class::JIT
+    | Class::ROOT
+    | Class::DEBUG_PATH
+    | Class::NO_STACK
+    | Class::JIT_COMM;
+
+impl Scan {
+    fn new(profile: &Profile, tree: &CallTree) -> Scan {
+        let frame_class = classify_frames(profile);
+        let facts = stack_facts(profile, &frame_class);
+        let own = own_weights(profile, tree);
+        let weights = weigh(profile, tree, &facts, &own);
+        Scan {
+            frame_class,
+            own,
+            weights,
+        }
+    }
+
+    fn share(&self, x: f64) -> f64 {
+        if self.weights.total > 0.0 {
+            x / self.weights.total
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Each frame's classes: its name, its source file, its kind.
+fn classify_frames(profile: &Profile) -> Vec<u16> {
+    let perf = base_format(&profile.format) == "perf";
+    let comms: Vec<Vec<u8>> = if perf {
+        profile
+            .threads
+            .iter()
+            .map(|t| {
+                t.name
+                    .bytes()
+                    .map(|b| if b == b' ' || b == b'\t' { b'_' } else { b })
+                    .collect()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut class: Vec<u16> = profile
+        .frames
+        .ids()
+        .map(|f| names::classify(&profile.frames.name(f)))
+        .collect();
+    for comm in &comms {
+        if let Some(f) = profile.frames.get(comm) {
+            class[f.0 as usize] |= Class::SYNTH;
+        }
+    }
+    for (f, meta) in &profile.frame_meta {
+        let Some(c) = class.get_mut(f.0 as usize) else {
+            continue;
+        };
+        match meta.kind {
+            FrameKind::Inlined => *c |= Class::INLINED,
+            FrameKind::Kernel => *c |= Class::KERNEL,
+            FrameKind::Jit | FrameKind::Normal => {}
+        }
+        if meta.file.as_deref().is_some_and(names::is_debug_path) {
+            *c |= Class::DEBUG_PATH;
+        }
+    }
+    class
+}
+
+/// Depths and carried classes of every stack, prefixes first.
+fn stack_facts(profile: &Profile, frame_class: &[u16]) -> Vec<StackFacts> {
+    let perf = base_format(&profile.format) == "perf";
+    let prefixes = profile.stacks.prefixes();
+    let frames = profile.stacks.frames();
+    let mut facts: Vec<StackFacts> = Vec::with_capacity(prefixes.len());
+    for (s, (&p, &f)) in prefixes.iter().zip(frames).enumerate() {
+        let c = frame_class[f.0 as usize];
+        let parent = if p == NO_PREFIX {
+            StackFacts {
+                synthetic: true,
+                ..StackFacts::default()
+            }
+        } else {
+            // Stack ids are topological: the prefix is already done.
+            facts.get(p as usize).copied().unwrap_or_default()
+        };
+        let root_level = p == NO_PREFIX;
+        let synthetic = parent.synthetic && ((perf && root_level) || c & Class::SYNTH != 0);
+        let mut here = StackFacts {
+            class: parent.class | (c & CARRIED & !Class::JIT_COMM),
+            synthetic,
+            ..parent
+        };
+        if synthetic {
+            if names::is_jit_comm(&profile.frames.name(f)) {
+                here.class |= Class::JIT_COMM;
+            }
+        } else {
+            if parent.depth == 0 {
+                here.kernel_start = c & Class::KERNEL != 0;
+            }
+            here.depth = parent.depth.saturating_add(1);
+            if c & Class::UNKNOWN != 0 {
+                if parent.class & Class::ROOT != 0 {
+                    here.unknown_inside = true;
+                } else {
+                    here.unknown_outside = true;
+                }
+            }
+            if c & Class::INLINED == 0 {
+                here.real = parent.real.saturating_add(1);
+                if c & Class::WRAPPER != 0 {
+                    here.wrappers = parent.wrappers.saturating_add(1);
+                }
+            }
+        }
+        debug_assert_eq!(facts.len(), s);
+        facts.push(here);
+    }
+    facts
+}
+
+/// Per node, its own samples: the node's total less its children's (node
+/// `i + 1` is stack `i`). The shown value where the tree knows no counts.
+fn own_weights(profile: &Profile, tree: &CallTree) -> Vec<f64> {
+    let counted = tree.samples(NodeId::ROOT).is_some();
+    let n = profile.stacks.len().min(tree.len().saturating_sub(1));
+    let mut own: Vec<f64> = (0..=n)
+        .map(|i| {
+            let node = NodeId(i as u32);
+            if counted {
+                tree.samples(node).unwrap_or(0.0)
+            } else {
+                tree.total(node) as f64
+            }
+        })
+        .collect();
+    for (s, &p) in profile.stacks.prefixes().iter().take(n).enumerate() {
+        let parent = if p == NO_PREFIX { 0 } else { p as usize + 1 };
+        own[parent] -= own[s + 1];
+    }
+    own
+}
+
+/// The stacks' own samples summed by property.
+fn weigh(profile: &Profile, tree: &CallTree, facts: &[StackFacts], own: &[f64]) -> Weights {
+    let perf = base_format(&profile.format) == "perf";
+    let pprof = base_format(&profile.format) == "pprof";
+    let mut w = Weights {
+        samples: tree.samples(NodeId::ROOT),
+        ..Weights::default()
+    };
+    for (f, &x) in facts.iter().zip(own.iter().skip(1)) {
+        if x <= 0.0 {
+            continue;
+        }
+        w.total += x;
+        let has = |bit: u16| f.class & bit != 0;
+        let unknown = f.unknown_inside || (f.unknown_outside && !has(Class::ROOT));
+        let jit_unknown = unknown && has(Class::JIT_COMM);
+        if has(Class::IDLE) {
+            w.idle += x;
+        }
+        if has(Class::BLOCKING) {
+            w.blocking += x;
+        }
+        if has(Class::JIT) || jit_unknown {
+            w.jit += x;
+        }
+        if unknown && !jit_unknown {
+            w.unknown += x;
+        }
+        if has(Class::NO_STACK) {
+            w.no_stack += x;
+        }
+        if has(Class::DEBUG_PATH) {
+            w.debug_path += x;
+        }
+        if f.depth <= 2 {
+            w.shallow += x;
+        }
+
+        if f.wrappers >= 2 {
+            w.wrapped += x;
+        }
+        w.wrapper_frames += x * f64::from(f.wrappers);
+        w.real_frames += x * f64::from(f.real);
+        let cut = if perf {
+            f.real >= PERF_MAX_STACK
+        } else {
+            pprof && PPROF_MAX_STACKS.contains(&f.real) && !has(Class::ROOT)
+        };
+        if cut {
+            w.truncated += x;
+        } else if !has(Class::ROOT) && !f.kernel_start {
+            // A cut stack misses its root for another reason.
+            w.unrooted += x;
+        }
+    }
+    // The root's own weight: samples without a stack.
+    if own[0] > 0.0 {
+        w.total += own[0];
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests;
