@@ -11,8 +11,11 @@ use crate::sanitize::sanitize;
 
 mod context;
 pub mod diff;
+pub mod export;
+pub mod report;
 
 pub use context::context_info;
+pub use export::folded;
 
 /// A stored integer value as text, honouring fractional decimals ("31.23").
 pub fn value_text(v: i64, vt: &ValueType) -> String {
@@ -301,46 +304,6 @@ fn short_float(x: f64) -> String {
     } else {
         s
     }
-}
-
-/// The tree as normalised folded stacks: one `a;b;c SELF` line per stack with
-/// non-zero self weight, sorted. This is what `ember convert --to folded` writes
-/// and what the conformance suites compare.
-pub fn folded(
-    out: &mut dyn Write,
-    profile: &Profile,
-    tree: &crate::model::CallTree,
-) -> io::Result<()> {
-    use crate::model::NodeId;
-    let vt = &profile.value_types[tree.options.value];
-    let mut lines: Vec<Vec<u8>> = Vec::new();
-    // Depth-first, carrying each node's path text.
-    let mut stack: Vec<(NodeId, Vec<u8>)> = tree
-        .child_ids(NodeId::ROOT)
-        .map(|c| (c, Vec::new()))
-        .collect();
-    while let Some((node, mut path)) = stack.pop() {
-        if let Some(f) = tree.frame(profile, node) {
-            if !path.is_empty() {
-                path.push(b';');
-            }
-            path.extend_from_slice(profile.frames.raw(f));
-        }
-        let w = tree.self_weight(node);
-        if w != 0 {
-            let mut line = path.clone();
-            line.push(b' ');
-            line.extend_from_slice(value_text(w, vt).as_bytes());
-            lines.push(line);
-        }
-        stack.extend(tree.child_ids(node).map(|c| (c, path.clone())));
-    }
-    lines.sort_unstable();
-    for l in lines {
-        out.write_all(&l)?;
-        out.write_all(b"\n")?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
