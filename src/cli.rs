@@ -1,6 +1,6 @@
 //! Command-line definitions and one `run` per subcommand.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,9 +17,13 @@ use crate::ui::theme::ColorChoice;
 
 mod compare;
 mod input;
+mod lint;
+mod report;
 
 pub use compare::*;
 pub use input::*;
+pub use lint::*;
+pub use report::*;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -43,6 +47,8 @@ impl Cli {
         match &self.command {
             Some(Command::Top(a)) => one(&a.profile),
             Some(Command::Info(a)) => one(&a.profile),
+            Some(Command::Lint(a)) => one(&a.profile),
+            Some(Command::Report(a)) => one(&a.profile),
             Some(Command::Convert(a)) => one(&a.profile),
             Some(Command::Diff(a)) => {
                 format!("comparing {} and {}", a.before.display(), a.after.display())
@@ -76,7 +82,13 @@ pub enum Command {
     Top(TopArgs),
     /// Say what a profile is: format, sample types, totals, threads, time span.
     Info(InfoArgs),
-    /// Write a profile in another format (normalised folded stacks).
+    /// Warn about a profile that misleads (debug build, broken stacks, too few
+    /// samples, idle, ...): exit 1 when a warning fires, 2 when unreadable.
+    Lint(LintArgs),
+    /// A ticket-ready summary: source, duration, rate, top functions, the frame,
+    /// the lint warnings (markdown, text or JSON).
+    Report(ReportArgs),
+    /// Write a profile in another format: folded, SVG, speedscope or pprof.
     Convert(ConvertArgs),
     /// Compare two profiles: the diff view, or the delta table with --format.
     Diff(DiffArgs),
@@ -102,9 +114,9 @@ pub struct ConvertArgs {
     pub profile: PathBuf,
     #[command(flatten)]
     pub input: InputArgs,
-    /// The output format.
-    #[arg(long, value_enum, default_value_t = ConvertTo::Folded)]
-    pub to: ConvertTo,
+    /// The output format [default: from -o's name (.svg, .json, .pb.gz), else folded].
+    #[arg(long, value_enum)]
+    pub to: Option<ConvertTo>,
     /// Write here instead of stdout (never the input file).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -114,6 +126,24 @@ pub struct ConvertArgs {
 pub enum ConvertTo {
     /// `a;b;c SELF` per stack, sorted.
     Folded,
+    /// An SVG flame graph (inferno's writer), for a browser or a ticket.
+    Svg,
+    /// speedscope's JSON file format, every value type a profile.
+    Speedscope,
+    /// pprof protobuf, gzipped, every value type kept (`go tool pprof` reads it).
+    Pprof,
+}
+
+impl ConvertTo {
+    fn export(self) -> output::export::ExportFormat {
+        use output::export::ExportFormat;
+        match self {
+            ConvertTo::Folded => ExportFormat::Folded,
+            ConvertTo::Svg => ExportFormat::Svg,
+            ConvertTo::Speedscope => ExportFormat::Speedscope,
+            ConvertTo::Pprof => ExportFormat::Pprof,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -259,7 +289,15 @@ pub fn run(mut cli: Cli) -> Result<ExitCode> {
     let _bundle = match &mut cli.command {
         Some(Command::Top(a)) => open_bundle(&mut a.profile, &mut a.input)?,
         Some(Command::Info(a)) => open_bundle(&mut a.profile, &mut a.input)?,
+        Some(Command::Lint(a)) => match open_bundle(&mut a.profile, &mut a.input) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("ember lint: {e:#}");
+                return Ok(ExitCode::from(2));
+            }
+        },
         Some(Command::Convert(a)) => open_bundle(&mut a.profile, &mut a.input)?,
+        Some(Command::Report(a)) => open_bundle(&mut a.profile, &mut a.input)?,
         None => match &mut cli.view.profile {
             Some(p) => open_bundle(p, &mut cli.view.input)?,
             None => None,
@@ -269,7 +307,9 @@ pub fn run(mut cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Some(Command::Top(args)) => run_top(&args),
         Some(Command::Info(args)) => run_info(&args),
+        Some(Command::Lint(args)) => run_lint(&args),
         Some(Command::Convert(args)) => run_convert(&args),
+        Some(Command::Report(args)) => run_report(&args),
         Some(Command::Diff(args)) => run_diff(&args),
         Some(Command::Check(args)) => Ok(run_check(&args)),
         Some(Command::Capture(args)) => {
@@ -372,38 +412,72 @@ fn run_info(args: &InfoArgs) -> Result<ExitCode> {
                 None => writeln!(out, "memory:        {}", limits.describe()),
             }
         })
+        .and_then(|()| lint::info_lines(&mut out, &profile, &tree))
         .and_then(|()| out.flush());
     finish_output(written)
 }
 
 fn run_convert(args: &ConvertArgs) -> Result<ExitCode> {
-    if let (Some(out), Source::Path(input)) = (&args.output, Source::from_arg(&args.profile)) {
-        let same = match (std::fs::canonicalize(out), std::fs::canonicalize(&input)) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
-        };
-        if same {
-            anyhow::bail!("{}: refusing to overwrite the input file", out.display());
-        }
+    use output::export::{self, ExportFormat};
+    let format = match (args.to, &args.output) {
+        (Some(to), _) => to.export(),
+        (None, Some(out)) => ExportFormat::from_path(out).unwrap_or(ExportFormat::Folded),
+        (None, None) => ExportFormat::Folded,
+    };
+    if let Some(out) = &args.output {
+        refuse_input(out, &args.profile)?;
     }
-    let (_, profile, tree) = load_for_batch(&args.profile, &args.input)?;
-    match &args.output {
-        Some(path) => {
-            let file = std::fs::File::create(path)
-                .with_context(|| format!("{}: cannot create", path.display()))?;
-            let mut out = io::BufWriter::new(file);
-            output::folded(&mut out, &profile, &tree)
-                .and_then(|()| out.flush())
-                .with_context(|| format!("{}: cannot write", path.display()))?;
-            Ok(ExitCode::SUCCESS)
-        }
+    if args.output.is_none() && format.is_binary() && io::stdout().is_terminal() {
+        anyhow::bail!(
+            "--to {}: binary output is not written to a terminal; give -o FILE or redirect stdout",
+            format.name()
+        );
+    }
+    let (source, profile, tree) = load_for_batch(&args.profile, &args.input)?;
+    let (transforms, _) = args.input.transforms()?;
+    let notes = transforms.iter().map(|t| t.describe()).collect();
+    let scope = export::Scope {
+        profile: &profile,
+        tree: &tree,
+        root: model::NodeId::ROOT,
+        title: source.display(),
+        notes,
+        icicle: false,
+    };
+    let caveats = match &args.output {
+        Some(path) => export::write_file(path, format, &scope)?.1,
         None => {
             let stdout = io::stdout();
             let mut out = io::BufWriter::new(stdout.lock());
-            let written = output::folded(&mut out, &profile, &tree).and_then(|()| out.flush());
-            finish_output(written)
+            match export::write(&mut out, format, &scope) {
+                Ok(c) => c,
+                Err(e) if is_broken_pipe(&e) => return Ok(ExitCode::SUCCESS),
+                Err(e) => return Err(e),
+            }
         }
+    };
+    for c in caveats {
+        eprintln!("ember: {c}");
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An error when `out` is the input `profile` (ember never writes over what it reads).
+fn refuse_input(out: &std::path::Path, profile: &std::path::Path) -> Result<()> {
+    if let Source::Path(input) = Source::from_arg(profile)
+        && let (Ok(a), Ok(b)) = (std::fs::canonicalize(out), std::fs::canonicalize(&input))
+        && a == b
+    {
+        anyhow::bail!("{}: refusing to overwrite the input file", out.display());
+    }
+    Ok(())
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
 }
 
 fn run_top(args: &TopArgs) -> Result<ExitCode> {

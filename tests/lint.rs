@@ -1,0 +1,215 @@
+//! Profile lint on real recordings made for it (`tests/fixtures/lint/`, how
+//! each was made is in `tests/fixtures/README.md`), and `ember lint` as a CI
+//! job runs it: exit codes, text and JSON.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use ember::model::lint::{LintKind, LintOptions, lint};
+
+fn fixture(name: &str) -> PathBuf {
+    common::repo().join("tests/fixtures/lint").join(name)
+}
+
+/// The warnings' codes for a fixture, as the library finds them.
+fn codes(name: &str) -> Vec<&'static str> {
+    let p = common::load_path(&fixture(name)).expect("the fixture loads");
+    let tree = common::default_tree(&p);
+    lint(&p, &tree, &LintOptions::default())
+        .iter()
+        .map(|f| f.kind.code())
+        .collect()
+}
+
+fn ember(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ember"))
+        .args(args)
+        .stdin(Stdio::null())
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("running ember")
+}
+
+fn path_str(name: &str) -> String {
+    fixture(name).to_string_lossy().into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
+}
+
+#[test]
+fn a_rust_debug_build_is_flagged_and_its_release_build_is_not() {
+    assert!(codes("rust-debug.perf.gz").contains(&"debug-build"));
+    assert_eq!(codes("rust-release.perf.gz"), Vec::<&str>::new());
+}
+
+#[test]
+fn c_without_frame_pointers_has_broken_stacks_and_with_them_not() {
+    assert!(codes("c-omit-fp.perf.gz").contains(&"broken-stacks"));
+    assert_eq!(codes("c-fp.perf.gz"), Vec::<&str>::new());
+}
+
+#[test]
+fn an_event_loop_polling_with_nothing_to_do_is_idle() {
+    assert_eq!(codes("idle-epoll.perf.gz"), vec!["idle"]);
+}
+
+#[test]
+fn a_tiny_recording_has_too_few_samples() {
+    let found = codes("few.perf.gz");
+    assert!(found.contains(&"few-samples"), "{found:?}");
+    assert!(found.contains(&"short-profile"), "{found:?}");
+    assert!(!codes("c-fp.perf.gz").contains(&"few-samples"));
+}
+
+#[test]
+fn recursion_deeper_than_perfs_limit_is_truncated_not_broken() {
+    let found = codes("deep.perf.gz");
+    assert!(found.contains(&"truncated-stacks"), "{found:?}");
+    assert!(!found.contains(&"broken-stacks"), "{found:?}");
+}
+
+#[test]
+fn a_perf_event_without_call_chain_is_named_as_the_lint_expects() {
+    assert_eq!(ember::formats::perf::NO_STACK, "[no stack recorded]");
+    let mut text = String::new();
+    for i in 0..60 {
+        text.push_str(&format!("app 7 10.{i:03}: 1001001 cpu-clock:\n\n"));
+    }
+    let p = common::load_bytes(text.as_bytes());
+    let tree = common::default_tree(&p);
+    let found = lint(&p, &tree, &LintOptions::default());
+    let broken = found
+        .iter()
+        .find(|f| f.kind == LintKind::BrokenStacks)
+        .expect("broken-stacks fires");
+    assert!(broken.saw.contains("no call chain"), "{}", broken.saw);
+}
+
+#[test]
+fn lint_exits_0_without_warnings_and_says_so() {
+    let o = ember(&["lint", &path_str("rust-release.perf.gz")]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(stdout(&o), "no warnings\n");
+}
+
+#[test]
+fn lint_exits_1_with_a_warning_and_its_help() {
+    let o = ember(&["lint", &path_str("c-omit-fp.perf.gz")]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("warning[broken-stacks]: 100% of samples in stacks of depth <= 2"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("  help: ") && lines[1].contains("-fno-omit-frame-pointer"),
+        "{text}"
+    );
+    assert_eq!(lines.last(), Some(&"1 warning"));
+}
+
+#[test]
+fn lint_exits_2_on_unreadable_input_and_bad_usage() {
+    let missing = ember(&["lint", "/nonexistent/profile.folded"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("ember lint:"));
+    assert!(missing.stdout.is_empty());
+    let input = common::write_input("garbage.txt", b"\x00\x01\x02 not a profile\n");
+    let garbage = ember(&["lint", &input.path.to_string_lossy()]);
+    assert_eq!(
+        garbage.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&garbage.stderr)
+    );
+    let usage = ember(&["lint", "--format", "xml", &path_str("c-fp.perf.gz")]);
+    assert_eq!(usage.status.code(), Some(2));
+    let bundle = tempfile::tempdir().expect("a directory");
+    std::fs::write(bundle.path().join("manifest.toml"), "not = [toml").expect("writing");
+    let o = ember(&["lint", &bundle.path().to_string_lossy()]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn lint_json_names_the_file_the_format_and_each_finding() {
+    let path = path_str("few.perf.gz");
+    let o = ember(&["lint", "--format", "json", &path]);
+    assert_eq!(o.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(doc["file"], path.as_str());
+    assert_eq!(doc["format"], "perf");
+    let findings = doc["findings"].as_array().expect("a list");
+    let codes: Vec<&str> = findings
+        .iter()
+        .map(|f| f["code"].as_str().expect("a code"))
+        .collect();
+    assert_eq!(codes, vec!["few-samples", "short-profile"]);
+    for f in findings {
+        let mut keys: Vec<&String> = f.as_object().expect("an object").keys().collect();
+        keys.sort_unstable();
+        assert_eq!(keys, vec!["advice", "code", "saw"]);
+    }
+    // Keys in the order a reader expects them.
+    let text = stdout(&o);
+    let at = |k: &str| text.find(&format!("\"{k}\"")).expect("the key");
+    assert!(
+        at("file") < at("format") && at("format") < at("findings"),
+        "{text}"
+    );
+    assert!(at("code") < at("saw") && at("saw") < at("advice"), "{text}");
+    assert_eq!(findings[0]["saw"], "only 18 samples");
+
+    let o = ember(&["lint", "--format", "json", &path_str("c-fp.perf.gz")]);
+    assert_eq!(o.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(doc["findings"], serde_json::json!([]));
+}
+
+#[test]
+fn info_lists_the_lint_findings() {
+    let o = ember(&["info", &path_str("idle-epoll.perf.gz")]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("lint:"))
+        .expect("a lint line");
+    assert!(
+        line.starts_with("lint:          idle: 74% of samples in idle or waiting code (epoll_wait"),
+        "{line}"
+    );
+    let o = ember(&["info", &path_str("c-fp.perf.gz")]);
+    assert!(
+        stdout(&o).contains("\nlint:          no warnings\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn lint_respects_the_time_range_given() {
+    // The first 0.3 s of a 1.5 s recording is a short profile.
+    let o = ember(&["lint", "--until", "0.3", &path_str("c-fp.perf.gz")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("warning[short-profile]"),
+        "{}",
+        stdout(&o)
+    );
+}
