@@ -4,15 +4,18 @@
 //! thread feed it messages through one channel, so the UI never blocks on a load.
 
 pub mod app;
+pub mod clipboard;
 pub mod diff;
 pub mod flame;
 pub mod flame_state;
 pub mod heatmap;
 pub mod jobs;
 pub mod keymap;
+pub mod lint;
 pub mod live;
 pub mod loaded;
 pub mod panels;
+pub mod prompt;
 pub mod sandwich;
 pub mod search_box;
 pub mod table;
@@ -277,6 +280,12 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
         started: Instant::now(),
     };
     let mut app = App::new(name, st.keymap, st.theme, phase, orientation);
+    app.inputs = match (&args.watch_dir, &source) {
+        (Some(dir), _) => vec![dir.clone()],
+        (None, Source::Path(p)) => vec![p.clone()],
+        (None, Source::Stdin) => Vec::new(),
+    };
+    app.inputs.extend(args.context.iter().cloned());
     app.initial_search = st.initial_search;
     app.live = live;
     app.timeline.nudge_ns = args.align_ns.clone().map_err(anyhow::Error::msg)?;
@@ -345,6 +354,13 @@ pub struct DiffStart {
 
 /// Runs the viewer on a comparison of two profiles loaded side by side.
 pub fn run_diff(sources: [Source; 2], args: &ViewSettings, start: DiffStart) -> Result<ExitCode> {
+    let inputs: Vec<PathBuf> = sources
+        .iter()
+        .filter_map(|s| match s {
+            Source::Path(p) => Some(p.clone()),
+            Source::Stdin => None,
+        })
+        .collect();
     if !args.time.is_empty() {
         anyhow::bail!(
             "--from/--until/--exclude cut one profile; cut each side first (ember convert --from ... --until ...)"
@@ -438,6 +454,7 @@ pub fn run_diff(sources: [Source; 2], args: &ViewSettings, start: DiffStart) -> 
         started: Instant::now(),
     };
     let mut app = App::new(name.clone(), st.keymap, st.theme, phase, orientation);
+    app.inputs = inputs;
     app.initial_search = st.initial_search;
     app.live = live;
     app.diff.norm = norm;
@@ -536,5 +553,14 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> R
             }
         }
         app.sync_live();
+        if let Some(seq) = app.clipboard.take() {
+            use std::io::Write;
+            let out = term.backend_mut();
+            // A terminal that ignores OSC 52 drops it; a failed write is
+            // said like any other.
+            if out.write_all(&seq).and_then(|()| out.flush()).is_err() {
+                app.prompt.message = Some(("could not write to the terminal".into(), true));
+            }
+        }
     }
 }

@@ -23,6 +23,7 @@ pub use super::search_box::SearchState;
 
 mod jobs;
 mod live;
+mod prompt;
 mod sandwich;
 mod search_box;
 mod timeline;
@@ -92,6 +93,14 @@ pub struct App {
     /// source's name as it was.
     pub compare_from: Option<(Box<Loaded>, String)>,
     last_click: Option<(Instant, NodeId)>,
+    /// The prompt row (export file name, overwrite?) and the last command's word.
+    pub prompt: super::prompt::PromptState,
+    /// The files (or watched directory) the view reads: never written to.
+    pub inputs: Vec<std::path::PathBuf>,
+    /// An OSC 52 sequence for the event loop to write to the terminal.
+    pub clipboard: Option<Vec<u8>>,
+    /// What makes the profile on screen mislead, for the header and detail.
+    pub lint: super::lint::LintState,
 }
 
 const DOUBLE_CLICK: Duration = Duration::from_millis(400);
@@ -138,6 +147,10 @@ impl App {
             timeline: Default::default(),
             compare_from: None,
             last_click: None,
+            prompt: Default::default(),
+            inputs: Vec::new(),
+            clipboard: None,
+            lint: Default::default(),
         }
     }
 
@@ -201,6 +214,9 @@ impl App {
             return Effect::None;
         }
         if matches!(self.phase, Phase::Loading { .. }) {
+            return Effect::None;
+        }
+        if self.prompt_action(action) {
             return Effect::None;
         }
         if action == Action::ToggleDetail {
@@ -415,6 +431,11 @@ impl App {
             | Action::ToggleHeatMap
             | Action::ThreadRows
             | Action::CompareRanges
+            | Action::Export
+            | Action::Report
+            | Action::CopyName
+            | Action::CopyPath
+            | Action::CopyReport
             | Action::TimeLeft
             | Action::TimeRight
             | Action::TimeLeftFast
@@ -494,6 +515,17 @@ impl App {
 
     /// Turns a terminal event into updates.
     pub fn handle_event(&mut self, ev: &Event) -> Effect {
+        if let Event::Key(k) = ev
+            && k.kind != KeyEventKind::Release
+        {
+            if self.prompt.prompt.is_some() {
+                return self.prompt_key(k);
+            }
+            // The last command's word stays until the next key.
+            if self.prompt.message.take().is_some() {
+                self.dirty = true;
+            }
+        }
         if let Event::Key(k) = ev
             && self.search.editing
             && k.kind != KeyEventKind::Release

@@ -54,6 +54,18 @@ pub enum Job {
         names: [String; 2],
         orientation: super::flame_state::Orientation,
     },
+    /// The view written to a file: `profile`'s tree with `options` below
+    /// `root`, into `path` (through a temporary name, renamed when complete).
+    Export {
+        profile: Arc<Profile>,
+        options: TreeOptions,
+        root: crate::model::NodeId,
+        path: std::path::PathBuf,
+        format: crate::output::export::ExportFormat,
+        title: String,
+        notes: Vec<String>,
+        icicle: bool,
+    },
 }
 
 pub enum Done {
@@ -77,6 +89,19 @@ pub enum Done {
         result: Result<Box<Loaded>, String>,
         names: [String; 2],
     },
+    /// What an export wrote (the path, its size, caveats) or why it could not.
+    Exported {
+        result: Result<Exported, String>,
+    },
+}
+
+/// A finished export.
+#[derive(Clone, Debug)]
+pub struct Exported {
+    pub path: std::path::PathBuf,
+    pub format: crate::output::export::ExportFormat,
+    pub bytes: u64,
+    pub caveats: Vec<String>,
 }
 
 impl Job {
@@ -87,6 +112,7 @@ impl Job {
             Job::Sandwich { .. } => "finding the callers and callees".into(),
             Job::Transform { label, .. } => label.clone(),
             Job::CompareRanges { .. } => "comparing the two time ranges".into(),
+            Job::Export { format, .. } => format!("exporting the view as {}", format.name()),
         }
     }
 }
@@ -169,6 +195,45 @@ pub fn run(job: Job) -> Done {
             });
             Done::Compared { id, result, names }
         }
+        Job::Export {
+            profile,
+            options,
+            root,
+            path,
+            format,
+            title,
+            notes,
+            icicle,
+        } => {
+            let tree = CallTree::build(&profile, options);
+            let scope = crate::output::export::Scope {
+                profile: &profile,
+                tree: &tree,
+                root,
+                title,
+                notes,
+                icicle,
+            };
+            Done::Exported {
+                result: export_to(&path, format, &scope),
+            }
+        }
+    }
+}
+
+fn export_to(
+    path: &std::path::Path,
+    format: crate::output::export::ExportFormat,
+    scope: &crate::output::export::Scope,
+) -> Result<Exported, String> {
+    match crate::output::export::write_file(path, format, scope) {
+        Ok((bytes, caveats)) => Ok(Exported {
+            path: path.to_path_buf(),
+            format,
+            bytes,
+            caveats,
+        }),
+        Err(e) => Err(format!("{e:#}")),
     }
 }
 
@@ -310,8 +375,9 @@ impl Loaded {
                 self.transform_error = None;
                 true
             }
-            // The App swaps the whole view for a comparison.
-            Done::Compared { .. } => false,
+            // The App swaps the whole view for a comparison, and says what
+            // an export wrote.
+            Done::Compared { .. } | Done::Exported { .. } => false,
             Done::Transformed { id, all, result } => {
                 if id != self.id {
                     return false;

@@ -59,6 +59,11 @@ pub enum Action {
     RangeEnd,
     RangeClear,
     CompareRanges,
+    Export,
+    Report,
+    CopyName,
+    CopyPath,
+    CopyReport,
     Help,
     Quit,
 }

@@ -70,6 +70,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         super::app::Phase::Ready(loaded) => {
             app.timeline.refresh_flags(loaded);
             let flags = app.timeline.flags.clone();
+            app.lint.refresh(loaded, None);
             let cx = Context {
                 flags: &flags,
                 source: &app.source_name,
@@ -81,6 +82,8 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
                 live: app.live.as_ref(),
                 busy: busy.as_deref(),
                 diff: &app.diff,
+                prompt: &app.prompt,
+                lint: &app.lint,
             };
             draw_loaded(frame, area, loaded, &cx, &mut app.timeline);
         }
@@ -104,6 +107,10 @@ struct Context<'a> {
     diff: &'a DiffView,
     /// What the host logs say about the window on screen.
     flags: &'a [crate::timeline::flags::Flag],
+    /// The prompt row: a question (export to?) or the last command's word.
+    prompt: &'a super::prompt::PromptState,
+    /// What makes the profile mislead.
+    lint: &'a super::lint::LintState,
 }
 
 fn draw_loaded(
@@ -140,7 +147,8 @@ fn draw_loaded(
         .max(1);
     let name_rows = needed.min(max_rows) as u16;
     let search_h = u16::from(
-        area.height >= 6 && (search.editing || search.active() || search.error.is_some()),
+        area.height >= 6
+            && (search.editing || search.active() || search.error.is_some() || cx.prompt.shown()),
     );
     let (header_h, status_h) = match area.height {
         0..=3 => (0, 0),
@@ -263,7 +271,14 @@ fn draw_loaded(
         }
     }
     if search_h > 0 {
-        draw_search(frame, search_area, l, theme, search);
+        match cx.prompt.text() {
+            Some((text, bad)) => {
+                let style = if bad { theme.warning } else { theme.search };
+                let text = fit(&text, usize::from(search_area.width)).into_owned();
+                frame.render_widget(Paragraph::new(Line::styled(text, style)), search_area);
+            }
+            None => draw_search(frame, search_area, l, theme, search),
+        }
     }
     if status.height > 0 {
         let rows = name_rows.min(status.height.saturating_sub(1)).max(1);
@@ -330,6 +345,16 @@ fn draw_detail(
         };
         for row in wrap(&format!("host: {}", f.message), inner_w, 4) {
             lines.push(Line::styled(row, style));
+        }
+    }
+    // The profile's own warnings, with what to do.
+    for f in &cx.lint.findings {
+        let text = format!("lint {}: {}", f.kind.code(), f.saw);
+        for row in wrap(&sanitize(&text), inner_w, 3) {
+            lines.push(Line::styled(row, theme.warning));
+        }
+        for row in wrap(&sanitize(&f.advice), inner_w, 3) {
+            lines.push(Line::styled(row, theme.status_label));
         }
     }
     let block = Block::bordered()
@@ -566,6 +591,13 @@ fn draw_header(frame: &mut Frame, area: Rect, l: &Loaded, cx: &Context) {
         parts.push(Span::styled(
             format!("· {} (u undo) ", sanitize(&l.transform_breadcrumb())),
             theme.header_accent,
+        ));
+    }
+    if let Some(word) = cx.lint.header() {
+        let key = if cx.show_detail { "" } else { " (i)" };
+        parts.push(Span::styled(
+            format!("· {word}{key} "),
+            theme.header.patch(theme.warning),
         ));
     }
     if let Some(e) = &l.transform_error {

@@ -60,7 +60,10 @@ impl App {
                 let label = job.label();
                 let all = match &job {
                     Job::Transform { all, .. } => Some(all.clone()),
-                    Job::Invert { .. } | Job::Sandwich { .. } | Job::CompareRanges { .. } => None,
+                    Job::Invert { .. }
+                    | Job::Sandwich { .. }
+                    | Job::CompareRanges { .. }
+                    | Job::Export { .. } => None,
                 };
                 if tx.send(job).is_ok() {
                     if all.is_some() {
@@ -86,6 +89,7 @@ impl App {
         self.search.coverage_zoom = None;
         let done = match done {
             Done::Compared { id, result, names } => return self.compared(id, result, names),
+            Done::Exported { result } => return self.exported(result),
             other => other,
         };
         let Phase::Ready(l) = &mut self.phase else {
@@ -95,7 +99,10 @@ impl App {
         let sandwich = matches!(done, Done::Sandwich { .. });
         let transformed = match &done {
             Done::Transformed { all, .. } => Some(all.clone()),
-            Done::Inverted { .. } | Done::Sandwich { .. } | Done::Compared { .. } => None,
+            Done::Inverted { .. }
+            | Done::Sandwich { .. }
+            | Done::Compared { .. }
+            | Done::Exported { .. } => None,
         };
         let installed = l.install(done);
         if installed && inverted && self.view == View::Inverted {
