@@ -3,8 +3,9 @@
 //!
 //!   cargo bench --bench share -- FILE...     (env EMBER_BENCH_RUNS, default 5)
 //!
-//! Per FILE: the lint (what the viewer works out once per view, on the draw
-//! thread), the report, and each export written to memory (folded, SVG,
+//! Per FILE: the lint from a built tree (`ember lint`, `ember info`) and
+//! from the samples (`lint_view`, what the viewer's job thread works out
+//! once per view after the first frame), the report, and each export written to memory (folded, SVG,
 //! speedscope, pprof) with the bytes it makes; a zoomed SVG export too.
 
 mod common;
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use common::{files, median, ms, runs};
 use ember::formats::{self, LoadOptions};
 use ember::input::{Progress, Source};
-use ember::model::lint::{LintOptions, lint};
+use ember::model::lint::{LintOptions, lint, lint_view};
 use ember::model::{CallTree, NodeId, TreeOptions};
 use ember::output::export::{self, ExportFormat, Scope};
 use ember::output::report::{Report, ReportInput, Style};
@@ -54,6 +55,16 @@ fn main() {
             "  lint                 {:>10}  ({} findings)",
             ms(d),
             findings.len()
+        );
+        let options = TreeOptions {
+            value: p.default_value,
+            ..TreeOptions::default()
+        };
+        let (d, viewed) = time(|| lint_view(&p, &options, &LintOptions::default()));
+        println!(
+            "  lint of the samples  {:>10}  ({} findings)",
+            ms(d),
+            viewed.len()
         );
         let (d, bytes) = time(|| {
             let input = ReportInput {

@@ -553,6 +553,7 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> R
             }
         }
         app.sync_live();
+        app.ensure_lint();
         if let Some(seq) = app.clipboard.take() {
             use std::io::Write;
             let out = term.backend_mut();

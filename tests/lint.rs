@@ -213,3 +213,37 @@ fn lint_respects_the_time_range_given() {
         stdout(&o)
     );
 }
+
+/// The viewer's lint (from the samples, no tree) finds what the tree's does,
+/// on every fixture, whole and over a sample range.
+#[test]
+fn lint_of_the_samples_equals_lint_of_the_tree() {
+    use ember::model::TreeOptions;
+    use ember::model::lint::{LintOptions, lint, lint_view};
+    let dir = common::repo().join("tests/fixtures/lint");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5);
+    for f in files {
+        let p = common::load_path(&f).unwrap_or_else(|e| panic!("{e}"));
+        let n = p.samples.len();
+        for samples in [None, Some(n / 3..n)] {
+            let options = TreeOptions {
+                value: p.default_value,
+                samples: samples.clone(),
+                ..TreeOptions::default()
+            };
+            let tree = ember::model::CallTree::build(&p, options.clone());
+            let opts = LintOptions::default();
+            assert_eq!(
+                lint_view(&p, &options, &opts),
+                lint(&p, &tree, &opts),
+                "{}: {samples:?}",
+                f.display()
+            );
+        }
+    }
+}

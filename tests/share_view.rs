@@ -226,3 +226,42 @@ fn copy_keys_hand_osc_52_to_the_terminal() {
     let seq = app.clipboard.take().unwrap();
     assert!(seq.len() > 200, "the report");
 }
+
+/// The lint a loader or job thread worked out with the tree is what the
+/// header shows: the draw thread does not work it out again.
+#[test]
+fn the_header_shows_the_lint_worked_out_with_the_tree() {
+    use ember::model::lint::{Finding, LintKind};
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(&input_file(dir.path()));
+    assert!(
+        !screen(&mut app).contains("⚠"),
+        "97 samples: nothing to say"
+    );
+    // A view whose loader left findings: those are shown (a real lint of
+    // these 97 samples finds nothing).
+    let mut app2 = {
+        let p = load_bytes(PROFILE);
+        let tree = default_tree(&p);
+        let mut loaded = Loaded::new(p, tree, Orientation::Icicle, Duration::ZERO);
+        loaded.lint = Some((
+            loaded.id,
+            vec![Finding {
+                kind: LintKind::DebugBuild,
+                saw: "seen by the loader".into(),
+                advice: "rebuild".into(),
+            }],
+        ));
+        App::new(
+            "share.folded".into(),
+            Keymap::default_map(),
+            Theme::new(ColorDepth::Mono),
+            Phase::Ready(Box::new(loaded)),
+            Orientation::Icicle,
+        )
+    };
+    let s = screen(&mut app2);
+    assert!(s.contains("⚠ debug-build"), "{s}");
+    typed(&mut app2, "i");
+    assert!(screen(&mut app2).contains("seen by the loader"));
+}

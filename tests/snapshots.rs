@@ -27,13 +27,16 @@ fn app(orientation: Orientation) -> App {
         &["app", "handle_request", "parse_json"],
     );
     loaded.flame.select(&loaded.tree, &loaded.profile, n);
-    App::new(
+    let mut app = App::new(
         FIXTURE.into(),
         Keymap::default_map(),
         Theme::new(ColorDepth::Mono),
         Phase::Ready(Box::new(loaded)),
         orientation,
-    )
+    );
+    // What the event loop does after the first message: the lint, inline here.
+    app.ensure_lint();
+    app
 }
 
 /// The screen as text, one line per row, trailing blanks trimmed.

@@ -15,7 +15,7 @@ mod names;
 use self::names::Class;
 use super::profile::{FrameKind, Profile};
 use super::stacks::NO_PREFIX;
-use super::tree::{CallTree, NodeId};
+use super::tree::{CallTree, NodeId, TreeOptions};
 
 /// What a warning is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -104,7 +104,32 @@ const PPROF_MAX_STACKS: [u16; 3] = [32, 64, 128];
 /// The warnings for `profile` as `tree` weighs it (the tree's value type,
 /// sample range and the transforms applied to `profile`).
 pub fn lint(profile: &Profile, tree: &CallTree, opts: &LintOptions) -> Vec<Finding> {
-    let scan = Scan::new(profile, tree);
+    let range = tree
+        .options
+        .samples
+        .clone()
+        .unwrap_or(0..profile.samples.len());
+    let own = own_weights(profile, tree);
+    findings(profile, own, tree.samples(NodeId::ROOT), range, opts)
+}
+
+/// [`lint`] of the view a tree with `options` would show, from the samples
+/// alone: no tree is built (the viewer runs it on its job thread after the
+/// first frame). A comparison is weighed by its tree: use [`lint`].
+pub fn lint_view(profile: &Profile, options: &TreeOptions, opts: &LintOptions) -> Vec<Finding> {
+    let range = options.samples.clone().unwrap_or(0..profile.samples.len());
+    let (own, samples) = own_from_samples(profile, options.value, range.clone());
+    findings(profile, own, samples, range, opts)
+}
+
+fn findings(
+    profile: &Profile,
+    own: Vec<f64>,
+    samples: Option<f64>,
+    range: std::ops::Range<usize>,
+    opts: &LintOptions,
+) -> Vec<Finding> {
+    let scan = Scan::new(profile, own, samples);
     let mut out = Vec::new();
     let w = &scan.weights;
     checks::debug_build(profile, &scan, &mut out);
@@ -118,7 +143,7 @@ pub fn lint(profile: &Profile, tree: &CallTree, opts: &LintOptions) -> Vec<Findi
             ),
         });
     }
-    checks::short_profile(profile, tree, &mut out);
+    checks::short_profile(profile, range, &mut out);
     checks::unusual_rate(profile, &mut out);
     checks::idle(profile, &scan, &mut out);
     checks::on_cpu_only(profile, &scan, opts, &mut out);
@@ -197,11 +222,10 @@ const CARRIED: u16 = Class::IDLE
     | Class::JIT_COMM;
 
 impl Scan {
-    fn new(profile: &Profile, tree: &CallTree) -> Scan {
+    fn new(profile: &Profile, own: Vec<f64>, samples: Option<f64>) -> Scan {
         let frame_class = classify_frames(profile);
         let facts = stack_facts(profile, &frame_class);
-        let own = own_weights(profile, tree);
-        let weights = weigh(profile, tree, &facts, &own);
+        let weights = weigh(profile, samples, &facts, &own);
         Scan {
             frame_class,
             own,
@@ -336,12 +360,43 @@ fn own_weights(profile: &Profile, tree: &CallTree) -> Vec<f64> {
     own
 }
 
+/// Per stack (node `i + 1` is stack `i`, 0 the samples without one) its own
+/// samples over `range`, and their sum: what [`own_weights`] reads off a tree
+/// (`value` itself if it counts samples, else the profile's sample-count
+/// column, else `value` uncounted).
+fn own_from_samples(
+    profile: &Profile,
+    value: usize,
+    range: std::ops::Range<usize>,
+) -> (Vec<f64>, Option<f64>) {
+    let types = &profile.value_types;
+    let stride = types.len().max(1);
+    let value = value.min(stride - 1);
+    let (col, counted) = match types.get(value) {
+        Some(vt) if vt.counts_samples() => (value, true),
+        _ => match types.iter().position(super::ValueType::counts_samples) {
+            Some(c) => (c, true),
+            None => (value, false),
+        },
+    };
+    let scale = types.get(col).map_or(1.0, |vt| vt.scale().max(1.0));
+    let mut own = vec![0.0; profile.stacks.len() + 1];
+    for i in range {
+        let s = profile.samples.stack[i];
+        let at = if s == u32::MAX { 0 } else { s as usize + 1 };
+        let v = profile.samples.values[i * stride + col] as f64;
+        own[at] += if counted { v / scale } else { v };
+    }
+    let samples = counted.then(|| own.iter().sum());
+    (own, samples)
+}
+
 /// The stacks' own samples summed by property.
-fn weigh(profile: &Profile, tree: &CallTree, facts: &[StackFacts], own: &[f64]) -> Weights {
+fn weigh(profile: &Profile, samples: Option<f64>, facts: &[StackFacts], own: &[f64]) -> Weights {
     let perf = base_format(&profile.format) == "perf";
     let pprof = base_format(&profile.format) == "pprof";
     let mut w = Weights {
-        samples: tree.samples(NodeId::ROOT),
+        samples,
         ..Weights::default()
     };
     for (f, &x) in facts.iter().zip(own.iter().skip(1)) {

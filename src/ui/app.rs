@@ -101,6 +101,8 @@ pub struct App {
     pub clipboard: Option<Vec<u8>>,
     /// What makes the profile on screen mislead, for the header and detail.
     pub lint: super::lint::LintState,
+    /// The view whose lint was asked of the job thread.
+    lint_asked: Option<u64>,
 }
 
 const DOUBLE_CLICK: Duration = Duration::from_millis(400);
@@ -151,6 +153,7 @@ impl App {
             inputs: Vec::new(),
             clipboard: None,
             lint: Default::default(),
+            lint_asked: None,
         }
     }
 

@@ -54,6 +54,13 @@ pub enum Job {
         names: [String; 2],
         orientation: super::flame_state::Orientation,
     },
+    /// The lint of view `id` (the top-down profile with a tree of `options`),
+    /// from the samples alone: asked for after the first frame.
+    Lint {
+        id: u64,
+        profile: Arc<Profile>,
+        options: TreeOptions,
+    },
     /// The view written to a file: `profile`'s tree with `options` below
     /// `root`, into `path` (through a temporary name, renamed when complete).
     Export {
@@ -89,6 +96,10 @@ pub enum Done {
         result: Result<Box<Loaded>, String>,
         names: [String; 2],
     },
+    Linted {
+        id: u64,
+        findings: Vec<crate::model::lint::Finding>,
+    },
     /// What an export wrote (the path, its size, caveats) or why it could not.
     Exported {
         result: Result<Exported, String>,
@@ -113,6 +124,7 @@ impl Job {
             Job::Transform { label, .. } => label.clone(),
             Job::CompareRanges { .. } => "comparing the two time ranges".into(),
             Job::Export { format, .. } => format!("exporting the view as {}", format.name()),
+            Job::Lint { .. } => "checking the profile (lint)".into(),
         }
     }
 }
@@ -160,6 +172,8 @@ pub fn run(job: Job) -> Done {
                 let tree = CallTree::build(&shown, options);
                 (shown, tree)
             });
+            // Its lint is asked for once it is installed (App::ensure_lint),
+            // so the transformed view is not held back by it.
             Done::Transformed { id, all, result }
         }
         Job::CompareRanges {
@@ -195,6 +209,18 @@ pub fn run(job: Job) -> Done {
             });
             Done::Compared { id, result, names }
         }
+        Job::Lint {
+            id,
+            profile,
+            options,
+        } => Done::Linted {
+            id,
+            findings: crate::model::lint::lint_view(
+                &profile,
+                &options,
+                &crate::model::lint::LintOptions::default(),
+            ),
+        },
         Job::Export {
             profile,
             options,
@@ -378,6 +404,13 @@ impl Loaded {
             // The App swaps the whole view for a comparison, and says what
             // an export wrote.
             Done::Compared { .. } | Done::Exported { .. } => false,
+            Done::Linted { id, findings } => {
+                if id != self.id {
+                    return false;
+                }
+                self.lint = Some((id, findings));
+                true
+            }
             Done::Transformed { id, all, result } => {
                 if id != self.id {
                     return false;

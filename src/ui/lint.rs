@@ -3,7 +3,7 @@
 //! detail panel.
 
 use super::loaded::Loaded;
-use crate::model::lint::{Finding, LintOptions, lint};
+use crate::model::lint::Finding;
 
 #[derive(Default)]
 pub struct LintState {
@@ -13,14 +13,21 @@ pub struct LintState {
 }
 
 impl LintState {
-    /// Brings the findings up to date with the view; cheap when they are. The
-    /// inverted view keeps the top-down view's findings (its roots are leaves).
-    pub fn refresh(&mut self, l: &Loaded, iowait_share: Option<f64>) {
+    /// Takes the view's findings once they are worked out. The inverted view
+    /// keeps the top-down view's findings (its roots are leaves).
+    pub fn refresh(&mut self, l: &Loaded) {
         if self.id == Some(l.id) || l.inverted {
             return;
         }
-        self.id = Some(l.id);
-        self.findings = lint(&l.profile, &l.tree, &LintOptions { iowait_share });
+        // Worked out off this thread (the job thread, after the first frame,
+        // or with a transform's tree); until then the header says nothing.
+        match &l.lint {
+            Some((id, findings)) if *id == l.id => {
+                self.id = Some(l.id);
+                self.findings = findings.clone();
+            }
+            _ => self.findings.clear(),
+        }
     }
 
     /// The header's word: "⚠ debug-build, few-samples".

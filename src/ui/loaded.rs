@@ -38,6 +38,9 @@ pub struct Loaded {
     pub delta: super::diff::DeltaState,
     /// The other side's pane of the linked before | after view.
     pub pair: Option<Box<PairPane>>,
+    /// The profile lint of view `.0` (an id), worked out where the tree was
+    /// built (a loader or job thread) so the draw thread need not.
+    pub lint: Option<(u64, Vec<crate::model::lint::Finding>)>,
 }
 
 /// The profile, tree and view state that keys and panels act on.
@@ -70,6 +73,7 @@ impl Loaded {
             sandwich: None,
             delta: super::diff::DeltaState::default(),
             pair: None,
+            lint: None,
             id: next_id(),
         }
     }

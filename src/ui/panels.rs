@@ -70,7 +70,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         super::app::Phase::Ready(loaded) => {
             app.timeline.refresh_flags(loaded);
             let flags = app.timeline.flags.clone();
-            app.lint.refresh(loaded, None);
+            app.lint.refresh(loaded);
             let cx = Context {
                 flags: &flags,
                 source: &app.source_name,

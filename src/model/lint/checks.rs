@@ -11,7 +11,6 @@ use super::{
 use crate::model::FrameId;
 use crate::model::profile::Profile;
 use crate::model::stacks::NO_PREFIX;
-use crate::model::tree::CallTree;
 use crate::sanitize::sanitize;
 
 /// `62%`; `<1%` for a small non-zero share.
@@ -188,14 +187,9 @@ fn duration_text(ns: f64) -> String {
     }
 }
 
-/// The span of the tree's samples' times, else the profile's duration.
-fn span_ns(profile: &Profile, tree: &CallTree) -> Option<u64> {
+/// The span of the samples' times in `range`, else the profile's duration.
+fn span_ns(profile: &Profile, range: std::ops::Range<usize>) -> Option<u64> {
     let times = profile.samples.time.as_deref();
-    let range = tree
-        .options
-        .samples
-        .clone()
-        .unwrap_or(0..profile.samples.len());
     if let Some(t) = times.and_then(|t| t.get(range))
         && t.len() >= 2
     {
@@ -207,8 +201,12 @@ fn span_ns(profile: &Profile, tree: &CallTree) -> Option<u64> {
     profile.meta.duration_ns.filter(|&d| d > 0)
 }
 
-pub(super) fn short_profile(profile: &Profile, tree: &CallTree, out: &mut Vec<Finding>) {
-    if let Some(ns) = span_ns(profile, tree).filter(|&ns| ns < SHORT_NS) {
+pub(super) fn short_profile(
+    profile: &Profile,
+    range: std::ops::Range<usize>,
+    out: &mut Vec<Finding>,
+) {
+    if let Some(ns) = span_ns(profile, range).filter(|&ns| ns < SHORT_NS) {
         out.push(Finding {
             kind: LintKind::ShortProfile,
             saw: format!("the profile covers {}", duration_text(ns as f64)),

@@ -63,9 +63,13 @@ impl App {
                     Job::Invert { .. }
                     | Job::Sandwich { .. }
                     | Job::CompareRanges { .. }
-                    | Job::Export { .. } => None,
+                    | Job::Export { .. }
+                    | Job::Lint { .. } => None,
                 };
-                if tx.send(job).is_ok() {
+                // The lint is quiet: asked after every load and reload, it
+                // would make a live view's header flicker.
+                let quiet = matches!(job, Job::Lint { .. });
+                if tx.send(job).is_ok() && !quiet {
                     if all.is_some() {
                         self.wanted_transforms = all;
                     }
@@ -80,7 +84,9 @@ impl App {
 
     /// A job finished: its result goes in if its view is still on screen.
     pub fn job_done(&mut self, done: Done) {
-        self.pending_jobs = self.pending_jobs.saturating_sub(1);
+        if !matches!(done, Done::Linted { .. }) {
+            self.pending_jobs = self.pending_jobs.saturating_sub(1);
+        }
         if self.pending_jobs == 0 {
             self.busy = None;
             self.busy_since = None;
@@ -102,7 +108,8 @@ impl App {
             Done::Inverted { .. }
             | Done::Sandwich { .. }
             | Done::Compared { .. }
-            | Done::Exported { .. } => None,
+            | Done::Exported { .. }
+            | Done::Linted { .. } => None,
         };
         let installed = l.install(done);
         if installed && inverted && self.view == View::Inverted {
@@ -124,6 +131,27 @@ impl App {
             }
         }
         self.ensure_inverted();
+    }
+
+    /// The top-down view has no lint yet (a new profile, another value, a
+    /// reload): ask the job thread, once per view.
+    pub fn ensure_lint(&mut self) {
+        let job = match &self.phase {
+            Phase::Ready(l)
+                if !l.inverted
+                    && l.lint.as_ref().is_none_or(|(id, _)| *id != l.id)
+                    && self.lint_asked != Some(l.id) =>
+            {
+                self.lint_asked = Some(l.id);
+                Job::Lint {
+                    id: l.id,
+                    profile: l.profile.clone(),
+                    options: l.tree.options.clone(),
+                }
+            }
+            _ => return,
+        };
+        self.request(job);
     }
 
     /// The inverted view is asked for but not built (its job's result went
