@@ -65,6 +65,46 @@ impl Cli {
         }
     }
 
+    /// The message that refuses this run before it loads anything, when the
+    /// memory its loads are estimated to need is more than the limits leave
+    /// ([`crate::budget`]), with the exit code it ends with (2 where the
+    /// command's 1 means something else: `lint`, `check`).
+    pub fn budget_refusal(&self) -> Option<(String, u8)> {
+        let (paths, input, code): (Vec<&std::path::Path>, &InputArgs, u8) = match &self.command {
+            Some(Command::Top(a)) => (vec![&a.profile], &a.input, 1),
+            Some(Command::Info(a)) => (vec![&a.profile], &a.input, 1),
+            Some(Command::Lint(a)) => (vec![&a.profile], &a.input, 2),
+            Some(Command::Report(a)) => (vec![&a.profile], &a.input, 1),
+            Some(Command::Convert(a)) => (vec![&a.profile], &a.input, 1),
+            Some(Command::Diff(a)) => (vec![&a.before, &a.after], &a.compare.input, 1),
+            Some(Command::Check(a)) => (vec![&a.base, &a.new], &a.compare.input, 2),
+            Some(Command::Capture(_)) => return None,
+            None => (
+                self.view.profile.iter().map(|p| p.as_path()).collect(),
+                &self.view.input,
+                1,
+            ),
+        };
+        if input.force_load || paths.is_empty() {
+            return None;
+        }
+        let options = input.load_options();
+        let estimates: Vec<_> = paths
+            .iter()
+            .filter_map(|p| crate::budget::estimate(p, &options))
+            .collect();
+        if estimates.is_empty() {
+            return None;
+        }
+        let extra = if self.opens_viewer() {
+            crate::budget::VIEWER_EXTRA
+        } else {
+            0
+        };
+        let room = crate::budget::room(&crate::limits::Limits::read());
+        crate::budget::refusal(&estimates, extra, &room).map(|m| (m, code))
+    }
+
     /// Whether this run opens the full-screen viewer (which a supervising
     /// parent then guards).
     pub fn opens_viewer(&self) -> bool {
@@ -402,14 +442,17 @@ fn run_info(args: &InfoArgs) -> Result<ExitCode> {
             // What loading this profile took, against what the host allows:
             // the figure to judge a bigger one by.
             let limits = crate::limits::Limits::read();
+            let estimate = crate::budget::estimate(&args.profile, &args.input.load_options())
+                .map(|e| format!("estimated {} for the load, ", crate::limits::mib(e.need)))
+                .unwrap_or_default();
             match crate::limits::peak_rss() {
                 Some(peak) => writeln!(
                     out,
-                    "memory:        {} at peak to load ({})",
+                    "memory:        {} at peak to load ({estimate}{})",
                     crate::limits::mib(peak),
                     limits.describe()
                 ),
-                None => writeln!(out, "memory:        {}", limits.describe()),
+                None => writeln!(out, "memory:        {estimate}{}", limits.describe()),
             }
         })
         .and_then(|()| lint::info_lines(&mut out, &profile, &tree))

@@ -4,6 +4,7 @@
 //! tables) -> `ui` (terminal) or `output` (CLI printers).
 
 pub mod alloc;
+pub mod budget;
 pub mod bundle;
 pub mod capture;
 pub mod cli;

@@ -116,6 +116,26 @@ fn cgroup_limit(proc_cgroup: &Path, root: &Path) -> Option<Limit> {
     None
 }
 
+/// The memory this process's cgroup uses now (v2 `memory.current`, v1
+/// `memory.usage_in_bytes`), to tell how much of its limit is left.
+pub fn cgroup_usage() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let root = Path::new("/sys/fs/cgroup");
+    text.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let rel = path.trim_start_matches('/');
+        let file = if controllers.is_empty() {
+            root.join(rel).join("memory.current")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            root.join("memory").join(rel).join("memory.usage_in_bytes")
+        } else {
+            return None;
+        };
+        std::fs::read_to_string(file).ok()?.trim().parse().ok()
+    })
+}
+
 /// The count of OOM kills in this process's cgroup (v2 `memory.events`), to
 /// tell a SIGKILL from the OOM killer from another.
 pub fn oom_kills() -> Option<u64> {
@@ -144,15 +164,17 @@ fn mem_available(meminfo: &str) -> Option<u64> {
 
 /// The value of a `Key:   N kB` line of a /proc file (`key` with its colon),
 /// in bytes.
-fn kib_field(text: &str, key: &str) -> Option<u64> {
+pub(crate) fn kib_field(text: &str, key: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
 
 /// What to try when memory runs out, for every message that says it did.
-pub const TRY: &str = "try: a higher limit, or fewer samples kept (--only-thread NAME, \
---from/--until); a folded profile needs about a tenth of its size in memory";
+/// (`--only-thread` and `--from/--until` are applied after the whole file is
+/// read, so they do not lower a load's peak and are not offered.)
+pub const TRY: &str = "try: a higher limit or a host with more memory; `ember info` on the \
+file under a higher limit says what its load takes";
 
 static MESSAGE: OnceLock<String> = OnceLock::new();
 

@@ -7,6 +7,10 @@ fn main() -> ExitCode {
     let cli = ember::cli::Cli::parse();
     let doing = cli.doing();
     ember::limits::prepare(&doing);
+    if let Some((message, code)) = cli.budget_refusal() {
+        eprint!("{message}");
+        return ExitCode::from(code);
+    }
     if cli.opens_viewer()
         && let Some(code) = ember::supervise::run(&doing)
     {

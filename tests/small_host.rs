@@ -264,7 +264,7 @@ fn a_viewer_out_of_memory_restores_the_pty_and_names_the_limit() {
     let out = collect(&pty.master);
     let mut parent = start(
         &pty,
-        &format!("ulimit -v {limit} && exec \"$EMBER\" --no-watch \"$PROFILE\""),
+        &format!("ulimit -v {limit} && exec \"$EMBER\" --no-watch --force-load \"$PROFILE\""),
         &file,
     );
     let status = wait_at_most(&mut parent, 60);
@@ -293,7 +293,7 @@ fn a_batch_command_out_of_memory_exits_1_with_the_message() {
         let o = Command::new("sh")
             .args([
                 "-c",
-                &format!("ulimit -v {limit} && exec \"$EMBER\" \"$CMD\" \"$PROFILE\""),
+                &format!("ulimit -v {limit} && exec \"$EMBER\" \"$CMD\" --force-load \"$PROFILE\""),
             ])
             .env("EMBER", ember())
             .env("CMD", cmd)
@@ -334,5 +334,60 @@ fn info_says_what_loading_took_and_the_limit_that_applies() {
         .unwrap_or_else(|| panic!("no memory line: {out}"));
     // 4,000,000 KiB is 3906 MiB, i.e. 3.8 GiB.
     assert!(line.contains("MiB at peak to load"), "{line}");
+    assert!(line.contains("MiB for the load"), "{line}");
     assert!(line.contains("limit 3.8 GiB from ulimit -v"), "{line}");
+}
+
+#[test]
+fn a_load_that_will_not_fit_is_refused_before_it_starts_and_force_load_goes_ahead() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let limit = baseline_kib(dir.path()) + 8192;
+    // 400k distinct stacks: about 60 MiB estimated, far over 8 MiB of room.
+    let file = profile(dir.path(), 400_000);
+    let run = |args: &str, file: &Path| {
+        Command::new("sh")
+            .args([
+                "-c",
+                &format!("ulimit -v {limit} && exec \"$EMBER\" {args} \"$PROFILE\""),
+            ])
+            .env("EMBER", ember())
+            .env("PROFILE", file)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    for (args, code) in [
+        ("info", 1),
+        ("top", 1),
+        ("convert", 1),
+        ("lint", 2),
+        ("", 1),
+    ] {
+        let o = run(args, &file);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{args}: {err}");
+        assert!(
+            err.contains("ember: loading ")
+                && err.contains("big.folded (")
+                && err.contains("of folded, about 4"),
+            "{args}: {err}"
+        );
+        assert!(
+            err.contains("left under ulimit -v") && err.contains("--force-load"),
+            "{args}: {err}"
+        );
+        assert!(
+            !err.contains("ran out of memory"),
+            "refused before loading: {args}: {err}"
+        );
+        assert!(o.stdout.is_empty(), "{args}");
+    }
+    // A small profile under the same limit is not refused, and --force-load
+    // on a load that fits changes nothing.
+    let few = dir.path().join("few.folded");
+    std::fs::write(&few, "main;work;leaf 1\n".repeat(1000)).unwrap_or_else(|e| panic!("{e}"));
+    let o = run("info --force-load", &few);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run("info", &few);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }

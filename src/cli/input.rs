@@ -48,6 +48,11 @@ pub struct InputArgs {
     /// Report every warning (bad lines skipped) on stderr.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Load even when the estimate of what loading needs is over the memory
+    /// limit or what the host has available (ember refuses before loading
+    /// otherwise).
+    #[arg(long)]
+    pub force_load: bool,
     #[command(flatten)]
     pub time: TimeArgs,
 }
