@@ -101,8 +101,27 @@ impl Cli {
         } else {
             0
         };
+        let folded = estimates
+            .iter()
+            .all(|e| e.format == formats::Format::Folded);
+        let top = matches!(self.command, Some(Command::Top(_)));
+        if top && folded && top_streams(input) {
+            // Summed while reading: the stacks are never held.
+            return None;
+        }
         let room = crate::budget::room(&crate::limits::Limits::read());
-        crate::budget::refusal(&estimates, extra, &room).map(|m| (m, code))
+        let mut message = crate::budget::refusal(&estimates, extra, &room)?;
+        if folded
+            && !top
+            && let [path] = paths[..]
+        {
+            message.push_str(&format!(
+                "  or: `ember top {}` sums folded stacks as it reads them, in about the memory of \
+                 the frame names\n",
+                path.display()
+            ));
+        }
+        Some((message, code))
     }
 
     /// Whether this run opens the full-screen viewer (which a supervising
@@ -402,6 +421,32 @@ fn load_for_batch(
     Ok((source, profile, tree))
 }
 
+/// Whether `ember top` with these switches may sum a folded file while
+/// reading it: nothing asks for the loaded profile (no transform, time range,
+/// sample type or thread option).
+fn top_streams(input: &InputArgs) -> bool {
+    input.transforms().is_ok_and(|(t, _)| t.is_empty())
+        && input.time.is_unset()
+        && input.load_options().keeps_profile()
+}
+
+/// `ember top`'s table summed while reading ([`top_streams`]): memory is then
+/// the frame names, not the stacks.
+fn top_streamed(path: &std::path::Path, input: &InputArgs) -> Result<Option<(Profile, TopTable)>> {
+    if !top_streams(input) {
+        return Ok(None);
+    }
+    let source = Source::from_arg(path);
+    match formats::top_streamed(&source, &input.load_options(), &Progress::new()) {
+        None => Ok(None),
+        Some(result) => {
+            let (profile, table) = result?;
+            report_warnings(&profile, &source, input.verbose);
+            Ok(Some((profile, table)))
+        }
+    }
+}
+
 /// A context log read for a batch command, or why it could not be.
 fn context_for_batch(
     path: &std::path::Path,
@@ -524,14 +569,21 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 fn run_top(args: &TopArgs) -> Result<ExitCode> {
-    let (_, profile, tree) = load_for_batch(&args.profile, &args.input)?;
-    let mut table = TopTable::build(&profile, &tree);
+    let (profile, mut table, value) = match top_streamed(&args.profile, &args.input)? {
+        Some((profile, table)) => (profile, table, 0),
+        None => {
+            let (_, profile, tree) = load_for_batch(&args.profile, &args.input)?;
+            let table = TopTable::build(&profile, &tree);
+            let value = tree.options.value;
+            (profile, table, value)
+        }
+    };
     let key = match args.sort {
         TopSort::SelfWeight => SortKey::SelfWeight,
         TopSort::Total => SortKey::Total,
     };
     table.sort(&profile, key, true);
-    let vt = &profile.value_types[tree.options.value];
+    let vt = &profile.value_types[value];
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let written = match args.format {

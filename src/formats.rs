@@ -277,6 +277,54 @@ pub fn load(
     load_opened(opened, &path, options, progress)
 }
 
+/// The per-function table of a folded file (plain or gzip) summed line by line
+/// without loading the profile ([`folded::tally`]): what `load` and
+/// [`crate::model::TopTable::build`] give, in the memory of the frame names.
+/// `None` when the input is no folded file, the options change the profile,
+/// or the tally sends it to the full load (then nothing is left open).
+pub fn top_streamed(
+    source: &Source,
+    options: &LoadOptions,
+    progress: &Arc<Progress>,
+) -> Option<Result<(Profile, crate::model::TopTable), LoadError>> {
+    let Source::Path(_) = source else {
+        return None;
+    };
+    if !options.keeps_profile() || options.format.is_some_and(|f| f != Format::Folded) {
+        return None;
+    }
+    let path = source.display();
+    let opened = match input::open(source, progress) {
+        Ok(o) => o,
+        Err(e) => return Some(Err(LoadError::Io { path, source: e })),
+    };
+    if input::decode_utf16(&opened.head).is_some() {
+        return None;
+    }
+    let complete = opened.head.len() < input::HEAD_LEN;
+    let head = strip_bom(&opened.head);
+    if detect_text(head, complete, options, &path).ok()? != Format::Folded {
+        return None;
+    }
+    let (gzipped, mut reader) = (opened.gzipped, opened.reader);
+    if opened.head.starts_with(UTF8_BOM) {
+        let mut bom = [0u8; 3];
+        if let Err(e) = reader.read_exact(&mut bom) {
+            return Some(Err(parse_error(ParseError::Io(e), &path, Format::Folded)));
+        }
+    }
+    match folded::tally(reader, progress) {
+        Err(e) => Some(Err(parse_error(e, &path, Format::Folded))),
+        Ok(folded::Tallied::Fallback) => None,
+        Ok(folded::Tallied::Done(mut profile, table)) => {
+            if gzipped {
+                profile.format = format!("{} (gzip)", profile.format);
+            }
+            Some(Ok((*profile, table)))
+        }
+    }
+}
+
 /// A plain (not gzip, not UTF-16) folded file parsed on two threads; `None`
 /// when the input is no such file or not worth splitting.
 fn load_folded_parallel(

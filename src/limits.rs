@@ -174,7 +174,8 @@ pub(crate) fn kib_field(text: &str, key: &str) -> Option<u64> {
 /// (`--only-thread` and `--from/--until` are applied after the whole file is
 /// read, so they do not lower a load's peak and are not offered.)
 pub const TRY: &str = "try: a higher limit or a host with more memory; `ember info` on the \
-file under a higher limit says what its load takes";
+file under a higher limit says what its load takes; for a folded file, `ember top` sums it \
+while reading, in about the memory of its frame names";
 
 static MESSAGE: OnceLock<String> = OnceLock::new();
 

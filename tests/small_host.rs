@@ -289,11 +289,13 @@ fn a_batch_command_out_of_memory_exits_1_with_the_message() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let limit = baseline_kib(dir.path()) + 8192;
     let file = profile(dir.path(), 400_000);
-    for cmd in ["top", "info", "convert"] {
+    // `--sample-type` makes `top` load the profile (it would sum it while
+    // reading otherwise, in far less memory).
+    for cmd in ["top --sample-type samples", "info", "convert"] {
         let o = Command::new("sh")
             .args([
                 "-c",
-                &format!("ulimit -v {limit} && exec \"$EMBER\" \"$CMD\" --force-load \"$PROFILE\""),
+                &format!("ulimit -v {limit} && exec \"$EMBER\" $CMD --force-load \"$PROFILE\""),
             ])
             .env("EMBER", ember())
             .env("CMD", cmd)
@@ -358,7 +360,7 @@ fn a_load_that_will_not_fit_is_refused_before_it_starts_and_force_load_goes_ahea
     };
     for (args, code) in [
         ("info", 1),
-        ("top", 1),
+        ("top --sample-type samples", 1),
         ("convert", 1),
         ("lint", 2),
         ("", 1),
@@ -380,6 +382,12 @@ fn a_load_that_will_not_fit_is_refused_before_it_starts_and_force_load_goes_ahea
             !err.contains("ran out of memory"),
             "refused before loading: {args}: {err}"
         );
+        // The lean path is offered wherever it is not the command itself.
+        assert_eq!(
+            err.contains("or: `ember top ") && err.contains("sums folded stacks as it reads"),
+            !args.starts_with("top"),
+            "{args}: {err}"
+        );
         assert!(o.stdout.is_empty(), "{args}");
     }
     // A small profile under the same limit is not refused, and --force-load
@@ -390,4 +398,63 @@ fn a_load_that_will_not_fit_is_refused_before_it_starts_and_force_load_goes_ahea
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = run("info", &few);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A folded profile of `lines` distinct deep stacks drawn from 48 names.
+fn deep_profile(dir: &Path, lines: usize) -> PathBuf {
+    let path = dir.join("deep.folded");
+    let mut text = String::with_capacity(lines * 96);
+    for i in 0..lines {
+        let frames: Vec<String> = (0..12)
+            .map(|d| format!("f{}", (i >> d) % 4 + 4 * d))
+            .collect();
+        text.push_str(&format!("{} {}\n", frames.join(";"), 1 + i % 5));
+    }
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+    path
+}
+
+#[test]
+fn top_sums_a_folded_file_while_reading_under_a_limit_its_load_would_not_fit() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let limit = baseline_kib(dir.path()) + 8192;
+    let file = deep_profile(dir.path(), 300_000);
+    let run = |args: &str, limited: bool| {
+        let ulimit = if limited {
+            format!("ulimit -v {limit} && ")
+        } else {
+            String::new()
+        };
+        Command::new("sh")
+            .args([
+                "-c",
+                &format!("{ulimit}exec \"$EMBER\" top {args} \"$PROFILE\""),
+            ])
+            .env("EMBER", ember())
+            .env("PROFILE", &file)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    // The loaded profile's table, with room to spare.
+    let loaded = run("--sample-type samples", false);
+    assert!(loaded.status.success());
+    let head = String::from_utf8_lossy(&loaded.stdout);
+    assert!(head.starts_with("total: "), "{head}");
+    // Under the limit the load is refused, and the tally still gives its table.
+    let refused = run("--sample-type samples", true);
+    assert_eq!(refused.status.code(), Some(1));
+    for args in ["", "--format json"] {
+        let streamed = run(args, true);
+        assert!(
+            streamed.status.success(),
+            "{args}: {}",
+            String::from_utf8_lossy(&streamed.stderr)
+        );
+        let want = run(&format!("{args} --sample-type samples"), false);
+        assert_eq!(
+            String::from_utf8_lossy(&streamed.stdout),
+            String::from_utf8_lossy(&want.stdout),
+            "{args}"
+        );
+    }
 }

@@ -91,6 +91,15 @@ pub struct TimeArgs {
 }
 
 impl TimeArgs {
+    /// No time selection asked for (a context log or an alignment alone
+    /// selects nothing).
+    pub fn is_unset(&self) -> bool {
+        self.from.is_none()
+            && self.until.is_none()
+            && self.exclude.is_empty()
+            && self.marks.is_none()
+    }
+
     /// The --marks file, read (none without the flag).
     pub fn marks(&self) -> Result<Vec<model::timerange::Mark>> {
         let Some(path) = &self.marks else {

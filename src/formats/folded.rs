@@ -116,6 +116,19 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     i
 }
 
+/// How many frames of the previous line (`prev`, its frames ending at `ends`)
+/// the line `cur` shares: those that end inside the bytes both begin with, and
+/// one ending exactly there if `cur` has a frame boundary at that point.
+fn shared_frames(ends: &[usize], cur: &[u8], prev: &[u8]) -> usize {
+    let l = common_prefix(cur, prev);
+    let k = ends.partition_point(|&e| e < l);
+    if k < ends.len() && ends[k] == l && (cur.len() == l || cur[l] == b';') {
+        k + 1
+    } else {
+        k
+    }
+}
+
 /// Parser state carried from line to line (and from feed to feed: see
 /// [`super::stream::LineStream`]).
 pub(crate) struct Folder {
@@ -257,13 +270,7 @@ impl Folder {
 
     /// Interns the stack, reusing the frames it shares with the previous line.
     fn stack(&mut self, cur: &[u8], prev: &[u8]) -> Option<StackId> {
-        let l = common_prefix(cur, prev);
-        // Frames of the previous line that end inside the shared bytes are shared,
-        // and so is one ending exactly at `l` if `cur` has a boundary there.
-        let mut k = self.ends.partition_point(|&e| e < l);
-        if k < self.ends.len() && self.ends[k] == l && (cur.len() == l || cur[l] == b';') {
-            k += 1;
-        }
+        let mut k = shared_frames(&self.ends, cur, prev);
         self.path.truncate(k);
         self.ends.truncate(k);
         let mut start = if k == 0 { 0 } else { self.ends[k - 1] + 1 };
@@ -404,8 +411,10 @@ impl Folder {
 }
 
 mod parallel;
+mod tally;
 pub(crate) use parallel::parse_parallel;
 pub use parallel::set_parallel_min;
+pub use tally::{Tallied, tally};
 
 /// Parses folded stacks from `reader`.
 pub fn parse(reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
