@@ -42,7 +42,7 @@ fn top_frames(profile: &Profile, scan: &Scan, bit: u16, n: usize) -> String {
             inherited
         };
         witness.push(here);
-        let own = scan.own.get(s + 1).copied().unwrap_or(0.0);
+        let own = f64::from(scan.own.get(s + 1).copied().unwrap_or(0.0));
         if here != u32::MAX && own > 0.0 {
             *tally.entry(here).or_default() += own;
         }
