@@ -83,7 +83,8 @@ fn main() -> anyhow::Result<()> {
         value: profile.default_value,
         ..TreeOptions::default()
     };
-    let (mut build, mut swap, mut delta) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut build, mut swap, mut delta, mut sampled) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
         let t = Instant::now();
         let mut tree = CallTree::build(&profile, options.clone());
@@ -94,11 +95,18 @@ fn main() -> anyhow::Result<()> {
         let t = Instant::now();
         let table = DeltaTable::from_tree(&profile, &tree);
         delta.push(t.elapsed());
-        std::hint::black_box((&tree, &table));
+        let t = Instant::now();
+        let from_samples = DeltaTable::from_samples(&profile, None);
+        sampled.push(t.elapsed());
+        std::hint::black_box((&tree, &table, &from_samples));
     }
     println!("  tree build       median {}", ms(median(build)));
     println!("  side switch (t)  median {}", ms(median(swap)));
     println!("  delta table (Tab) median {}", ms(median(delta)));
+    println!(
+        "  delta table from the samples (the viewer's job) median {}",
+        ms(median(sampled))
+    );
     let tree = CallTree::build(&profile, options);
     redraw(profile, tree)
 }

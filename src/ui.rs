@@ -553,6 +553,8 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> R
             }
         }
         app.sync_live();
+        // The pane first: the job thread takes them in order.
+        app.ensure_pair();
         app.ensure_lint();
         if let Some(seq) = app.clipboard.take() {
             use std::io::Write;

@@ -548,3 +548,56 @@ fn widths_from_the_larger_side_cover_both_and_keep_the_real_numbers() {
     let mut l = larger;
     assert!(!l.swap_sides(&p));
 }
+
+/// The table the viewer builds from the samples (on its job thread) is the
+/// one read off the shown tree: every row's numbers, the totals, over all
+/// samples and over a sample range.
+#[test]
+fn the_delta_table_from_the_samples_equals_the_one_from_the_tree() {
+    let fx = |n: &str| load_path(&common::repo().join(n)).unwrap();
+    let pairs = [
+        (
+            "tests/fixtures/recursion.folded",
+            "tests/fixtures/shared-callees.folded",
+        ),
+        (
+            "samples/perf-python-wordindex.folded",
+            "samples/pyspy-orders-report.folded",
+        ),
+        (
+            "tests/fixtures/go-diff-before.pb.gz",
+            "tests/fixtures/go-diff-after.pb.gz",
+        ),
+    ];
+    let close = |a: [f64; 2], b: [f64; 2]| {
+        (0..2).all(|s| (a[s] - b[s]).abs() <= 1e-9 * b[s].abs().max(1.0))
+    };
+    for (b, a) in pairs {
+        let p = diff::merge(fx(b), fx(a), &names()).unwrap();
+        let n = p.samples.len();
+        for range in [None, Some(n / 3..n)] {
+            let meta = p.meta.diff.as_deref().unwrap();
+            let t = CallTree::build(
+                &p,
+                TreeOptions {
+                    value: meta.sides[1].value,
+                    samples: range.clone(),
+                    ..TreeOptions::default()
+                },
+            );
+            let mut want = DeltaTable::from_tree(&p, &t).unwrap();
+            let mut got = DeltaTable::from_samples(&p, range.clone()).unwrap();
+            assert!(!want.rows.is_empty());
+            assert_eq!(got.totals, want.totals, "{b} vs {a} {range:?}");
+            assert!(close(got.sample_totals, want.sample_totals));
+            want.rows.sort_by_key(|r| r.frame);
+            got.rows.sort_by_key(|r| r.frame);
+            assert_eq!(got.rows.len(), want.rows.len(), "{b} vs {a} {range:?}");
+            for (g, w) in got.rows.iter().zip(&want.rows) {
+                assert_eq!((g.frame, g.self_w, g.total), (w.frame, w.self_w, w.total));
+                assert!(close(g.self_samples, w.self_samples), "{g:?} vs {w:?}");
+                assert!(close(g.total_samples, w.total_samples), "{g:?} vs {w:?}");
+            }
+        }
+    }
+}

@@ -273,3 +273,90 @@ fn the_header_counts_the_seconds_of_a_long_job() {
     app.job_done(finished(&rx));
     assert_eq!(app.busy_text(), None);
 }
+
+/// A comparison of the diff fixtures with a real job thread.
+fn diff_app() -> (App, mpsc::Receiver<Msg>) {
+    use ember::formats::{self, LoadOptions};
+    use ember::input::{Progress, Source};
+    let fx = |n: &str| Source::Path(common::repo().join("tests/fixtures").join(n));
+    let p = formats::load_diff(
+        [&fx("diff-before.folded"), &fx("diff-after.folded")],
+        &LoadOptions::default(),
+        false,
+        &Progress::several(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let tree = default_tree(&p);
+    let loaded = Loaded::new(p, tree, Orientation::Icicle, Duration::ZERO);
+    let mut app = App::new(
+        "diff".into(),
+        Keymap::default_map(),
+        Theme::new(ColorDepth::Mono),
+        Phase::Ready(Box::new(loaded)),
+        Orientation::Icicle,
+    );
+    let (tx, rx) = mpsc::channel();
+    app.jobs = Some(jobs::spawn(tx).expect("job thread"));
+    (app, rx)
+}
+
+#[test]
+fn the_linked_pane_is_built_off_the_ui_thread() {
+    let (mut app, rx) = diff_app();
+    app.update(Action::SplitPanes);
+    app.ensure_pair();
+    // This side is drawn at once; the other says it is coming.
+    assert!(loaded(&app).pair.is_none());
+    let text = common::screen_of(&mut app, 120, 24);
+    assert!(
+        text.contains(" before · diff-before.folded · building this side…"),
+        "{text}"
+    );
+    assert_eq!(text.matches("▲lex").count(), 1, "{text}");
+    // Asked once, however often the loop comes round.
+    app.ensure_pair();
+    let done = finished(&rx);
+    assert!(matches!(done, Done::Paired { .. }));
+    assert!(
+        rx.recv_timeout(Duration::from_millis(200)).is_err(),
+        "one job"
+    );
+    app.job_done(done);
+    assert!(loaded(&app).pair.is_some());
+    assert!(
+        app.busy.is_none(),
+        "the pane says it is coming, not the header"
+    );
+    let text = common::screen_of(&mut app, 120, 24);
+    assert!(!text.contains("building this side"), "{text}");
+    assert_eq!(
+        text.matches("▲lex").count(),
+        2,
+        "lex on both sides:\n{text}"
+    );
+}
+
+#[test]
+fn a_linked_pane_for_a_side_no_longer_shown_is_dropped() {
+    let (mut app, rx) = diff_app();
+    app.update(Action::SplitPanes);
+    app.ensure_pair(); // before's pane, for after's view
+    app.update(Action::NextValue);
+    app.ensure_pair(); // after's pane, for before's view
+    let first = finished(&rx);
+    app.job_done(first);
+    assert!(loaded(&app).pair.is_none(), "the first pane is stale");
+    let text = common::screen_of(&mut app, 120, 24);
+    assert!(
+        text.contains(" after · diff-after.folded · building this side…"),
+        "{text}"
+    );
+    app.job_done(finished(&rx));
+    let text = common::screen_of(&mut app, 120, 24);
+    assert!(
+        text.contains(" before · diff-before.folded · keys move this side"),
+        "{text}"
+    );
+    assert!(text.contains(" after · diff-after.folded"), "{text}");
+    assert!(!text.contains("building this side"), "{text}");
+}

@@ -16,7 +16,7 @@ pub use super::profile::{DiffMeta, SideInfo};
 use super::profile::{Profile, Samples, Unit, ValueType};
 use super::stacks::StackId;
 pub use super::tree::NodePair;
-use super::tree::{CallTree, NodeId, TreeOptions};
+use super::tree::{CallTree, NodeId};
 
 #[derive(Debug, Error)]
 pub enum DiffError {

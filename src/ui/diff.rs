@@ -223,11 +223,22 @@ pub struct DeltaState {
 }
 
 impl DeltaState {
+    /// A table built elsewhere (the job thread) for this view, unless one is
+    /// here already.
+    pub fn offer(&mut self, table: Option<DeltaTable>) {
+        if self.table.is_none() && table.is_some() {
+            self.table = table;
+            self.built = None;
+        }
+    }
+
     /// Builds the table from `tree` (a diff side of `profile`), sorted and
     /// filtered as `view` says.
     pub fn ensure(&mut self, profile: &Profile, tree: &CallTree, view: &DiffView) {
         if self.table.is_none() {
-            self.table = DeltaTable::from_tree(profile, tree);
+            // Usually here already: the view's lint job builds it after the
+            // first frame ([`DeltaState::offer`]).
+            self.table = DeltaTable::from_samples(profile, tree.options.samples.clone());
             self.built = None;
         }
         let selected = self.selected();

@@ -55,9 +55,17 @@ pub enum Job {
         orientation: super::flame_state::Orientation,
     },
     /// The lint of view `id` (the top-down profile with a tree of `options`),
-    /// from the samples alone: asked for after the first frame.
+    /// from the samples alone, and a comparison's delta table: asked for after
+    /// the first frame.
     Lint {
         id: u64,
+        profile: Arc<Profile>,
+        options: TreeOptions,
+    },
+    /// The other side's tree of the linked before | after view (`key` as in
+    /// `PairPane`), so that `|` and `t` draw at once and the pane follows.
+    Pair {
+        key: (u64, bool, usize),
         profile: Arc<Profile>,
         options: TreeOptions,
     },
@@ -99,6 +107,12 @@ pub enum Done {
     Linted {
         id: u64,
         findings: Vec<crate::model::lint::Finding>,
+        /// A comparison's delta table, so that Tab finds it built.
+        delta: Option<crate::model::diff::DeltaTable>,
+    },
+    Paired {
+        key: (u64, bool, usize),
+        tree: CallTree,
     },
     /// What an export wrote (the path, its size, caveats) or why it could not.
     Exported {
@@ -125,6 +139,7 @@ impl Job {
             Job::CompareRanges { .. } => "comparing the two time ranges".into(),
             Job::Export { format, .. } => format!("exporting the view as {}", format.name()),
             Job::Lint { .. } => "checking the profile (lint)".into(),
+            Job::Pair { .. } => "building the other side's pane".into(),
         }
     }
 }
@@ -220,6 +235,15 @@ pub fn run(job: Job) -> Done {
                 &options,
                 &crate::model::lint::LintOptions::default(),
             ),
+            delta: crate::model::diff::DeltaTable::from_samples(&profile, options.samples.clone()),
+        },
+        Job::Pair {
+            key,
+            profile,
+            options,
+        } => Done::Paired {
+            key,
+            tree: CallTree::build(&profile, options),
         },
         Job::Export {
             profile,
@@ -404,13 +428,19 @@ impl Loaded {
             // The App swaps the whole view for a comparison, and says what
             // an export wrote.
             Done::Compared { .. } | Done::Exported { .. } => false,
-            Done::Linted { id, findings } => {
+            Done::Linted {
+                id,
+                findings,
+                delta,
+            } => {
                 if id != self.id {
                     return false;
                 }
                 self.lint = Some((id, findings));
+                self.delta.offer(delta);
                 true
             }
+            Done::Paired { key, tree } => self.install_pair(key, tree),
             Done::Transformed { id, all, result } => {
                 if id != self.id {
                     return false;

@@ -38,6 +38,9 @@ pub struct Loaded {
     pub delta: super::diff::DeltaState,
     /// The other side's pane of the linked before | after view.
     pub pair: Option<Box<PairPane>>,
+    /// The key of a `pair` tree being built on the job thread: the pane says
+    /// so instead of building it on the draw thread.
+    pub pair_asked: Option<(u64, bool, usize)>,
     /// The profile lint of view `.0` (an id), worked out where the tree was
     /// built (a loader or job thread) so the draw thread need not.
     pub lint: Option<(u64, Vec<crate::model::lint::Finding>)>,
@@ -73,6 +76,7 @@ impl Loaded {
             sandwich: None,
             delta: super::diff::DeltaState::default(),
             pair: None,
+            pair_asked: None,
             lint: None,
             id: next_id(),
         }
@@ -246,21 +250,66 @@ pub fn live_ancestor(tree: &CallTree, p: &Profile, mut n: NodeId) -> NodeId {
 }
 
 impl Loaded {
-    /// The linked view's pane for the other side, rebuilt when the view changed.
+    /// What the other side's pane is built for (the view id, inverted or
+    /// not, the active value) and the options of its tree; `None` when the
+    /// profile is no comparison.
+    fn pair_wanted(&self) -> Option<((u64, bool, usize), crate::model::TreeOptions)> {
+        let meta = self.profile.meta.diff.as_deref()?;
+        let side = meta.side_of(self.tree.options.value)?;
+        let key = (self.id, self.inverted, self.tree.options.value);
+        let options = crate::model::TreeOptions {
+            value: meta.sides[1 - side].value,
+            one_side: true,
+            ..self.tree.options.clone()
+        };
+        Some((key, options))
+    }
+
+    /// The job that builds the other side's pane, unless it is built or
+    /// asked for already.
+    pub(super) fn job_pair(&mut self) -> Option<super::jobs::Job> {
+        let (key, options) = self.pair_wanted()?;
+        if self.pair.as_ref().is_some_and(|p| p.key == key) || self.pair_asked == Some(key) {
+            return None;
+        }
+        self.pair_asked = Some(key);
+        // The stale pane goes now: two are never held at once.
+        self.pair = None;
+        Some(super::jobs::Job::Pair {
+            key,
+            profile: self.profile.clone(),
+            options,
+        })
+    }
+
+    /// A pane tree from the job thread: kept when the view is still the one
+    /// it was built for.
+    pub(super) fn install_pair(&mut self, key: (u64, bool, usize), tree: CallTree) -> bool {
+        if self.pair_asked == Some(key) {
+            self.pair_asked = None;
+        }
+        if self.pair_wanted().is_none_or(|(want, _)| want != key) {
+            return false;
+        }
+        self.pair = Some(Box::new(PairPane {
+            key,
+            tree,
+            flame: super::flame_state::FlameState::new(self.flame.orientation),
+        }));
+        true
+    }
+
+    /// The linked view's pane for the other side, linked to this side's
+    /// place. Built here when the view changed and no job is building it
+    /// (tests, a view without a job thread); `None` while one is.
     pub(super) fn ensure_pair(&mut self) -> Option<&mut PairPane> {
         let l = self;
-        let meta = l.profile.meta.diff.as_deref()?;
-        let side = meta.side_of(l.tree.options.value)?;
-        let key = (l.id, l.inverted, l.tree.options.value);
+        let (key, options) = l.pair_wanted()?;
         if l.pair.as_ref().is_none_or(|p| p.key != key) {
-            let tree = CallTree::build(
-                &l.profile,
-                crate::model::TreeOptions {
-                    value: meta.sides[1 - side].value,
-                    one_side: true,
-                    ..l.tree.options.clone()
-                },
-            );
+            if l.pair_asked == Some(key) {
+                return None;
+            }
+            let tree = CallTree::build(&l.profile, options);
             l.pair = Some(Box::new(PairPane {
                 key,
                 tree,

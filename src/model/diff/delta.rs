@@ -38,16 +38,87 @@ impl DeltaTable {
     /// One row per function present on either side, over the samples in `range`
     /// (all when `None`). `None` when `profile` is no diff.
     pub fn build(profile: &Profile, range: Option<std::ops::Range<usize>>) -> Option<DeltaTable> {
+        DeltaTable::from_samples(profile, range)
+    }
+
+    /// [`DeltaTable::from_tree`] without a tree: each sample in `range` (all when
+    /// `None`) walks up its stack once, adding to its leaf's self and, once per
+    /// function however often it recurses, to the totals. Memory is the rows
+    /// and a mark per frame, not per-node columns, so the viewer can build it
+    /// on the job thread next to its tree. Counts are summed before they are
+    /// scaled, so the sample figures may differ from the tree's in the last bit.
+    pub fn from_samples(
+        profile: &Profile,
+        range: Option<std::ops::Range<usize>>,
+    ) -> Option<DeltaTable> {
         let meta = profile.meta.diff.as_deref()?;
-        let tree = CallTree::build(
-            profile,
-            TreeOptions {
-                value: meta.sides[1].value,
-                samples: range,
-                ..TreeOptions::default()
-            },
-        );
-        DeltaTable::from_tree(profile, &tree)
+        let stride = profile.value_types.len().max(1);
+        let cols = [0, 1].map(|s| (meta.sides[s].value, meta.sides[s].count));
+        let scales = [0, 1].map(|s| profile.value_types[meta.sides[s].count].scale().max(1.0));
+        let range = range.unwrap_or(0..profile.samples.len());
+        let prefixes = profile.stacks.prefixes();
+        let frames = profile.stacks.frames();
+        let nframes = profile.frames.len();
+        let mut at = vec![u32::MAX; nframes];
+        let mut mark = vec![usize::MAX; nframes];
+        // Per row: self and total, values then counts, each [before, after].
+        let mut sums: Vec<(FrameId, [[i64; 2]; 4])> = Vec::new();
+        let (mut totals, mut counts) = ([0i64; 2], [0i64; 2]);
+        for i in range {
+            let vals = &profile.samples.values[i * stride..(i + 1) * stride];
+            let v = [vals[cols[0].0], vals[cols[1].0]];
+            let c = [vals[cols[0].1], vals[cols[1].1]];
+            for side in 0..2 {
+                totals[side] += v[side];
+                counts[side] += c[side];
+            }
+            let s = profile.samples.stack[i];
+            if (v == [0, 0] && c == [0, 0]) || s == u32::MAX {
+                continue;
+            }
+            let mut node = s as usize;
+            let mut leaf = true;
+            loop {
+                let f = frames[node];
+                let fi = f.0 as usize;
+                if at[fi] == u32::MAX {
+                    at[fi] = sums.len() as u32;
+                    sums.push((f, [[0; 2]; 4]));
+                }
+                let row = &mut sums[at[fi] as usize].1;
+                for side in 0..2 {
+                    if leaf {
+                        row[0][side] += v[side];
+                        row[2][side] += c[side];
+                    }
+                    if mark[fi] != i {
+                        row[1][side] += v[side];
+                        row[3][side] += c[side];
+                    }
+                }
+                mark[fi] = i;
+                leaf = false;
+                match prefixes[node] {
+                    crate::model::stacks::NO_PREFIX => break,
+                    p => node = p as usize,
+                }
+            }
+        }
+        let scaled = |c: [i64; 2]| [0, 1].map(|s| c[s] as f64 / scales[s]);
+        Some(DeltaTable {
+            rows: sums
+                .into_iter()
+                .map(|(frame, [self_w, total, self_c, total_c])| DeltaRow {
+                    frame,
+                    self_w,
+                    total,
+                    self_samples: scaled(self_c),
+                    total_samples: scaled(total_c),
+                })
+                .collect(),
+            totals,
+            sample_totals: scaled(counts),
+        })
     }
 
     /// The table of a tree that shows one side of a diff (it holds both sides'

@@ -64,11 +64,13 @@ impl App {
                     | Job::Sandwich { .. }
                     | Job::CompareRanges { .. }
                     | Job::Export { .. }
-                    | Job::Lint { .. } => None,
+                    | Job::Lint { .. }
+                    | Job::Pair { .. } => None,
                 };
                 // The lint is quiet: asked after every load and reload, it
-                // would make a live view's header flicker.
-                let quiet = matches!(job, Job::Lint { .. });
+                // would make a live view's header flicker. The other side's
+                // pane says itself that it is being built.
+                let quiet = matches!(job, Job::Lint { .. } | Job::Pair { .. });
                 if tx.send(job).is_ok() && !quiet {
                     if all.is_some() {
                         self.wanted_transforms = all;
@@ -84,7 +86,7 @@ impl App {
 
     /// A job finished: its result goes in if its view is still on screen.
     pub fn job_done(&mut self, done: Done) {
-        if !matches!(done, Done::Linted { .. }) {
+        if !matches!(done, Done::Linted { .. } | Done::Paired { .. }) {
             self.pending_jobs = self.pending_jobs.saturating_sub(1);
         }
         if self.pending_jobs == 0 {
@@ -109,7 +111,8 @@ impl App {
             | Done::Sandwich { .. }
             | Done::Compared { .. }
             | Done::Exported { .. }
-            | Done::Linted { .. } => None,
+            | Done::Linted { .. }
+            | Done::Paired { .. } => None,
         };
         let installed = l.install(done);
         if installed && inverted && self.view == View::Inverted {
@@ -131,6 +134,22 @@ impl App {
             }
         }
         self.ensure_inverted();
+    }
+
+    /// The linked before | after view is on screen without the other side's
+    /// pane for this view: ask the job thread to build it (at once, here,
+    /// without one).
+    pub fn ensure_pair(&mut self) {
+        if !self.diff.split || !matches!(self.view, View::Flame | View::Inverted) {
+            return;
+        }
+        let job = match &mut self.phase {
+            Phase::Ready(l) => l.job_pair(),
+            Phase::Loading { .. } => None,
+        };
+        if let Some(job) = job {
+            self.request(job);
+        }
     }
 
     /// The top-down view has no lint yet (a new profile, another value, a

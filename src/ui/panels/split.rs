@@ -29,7 +29,9 @@ pub fn draw_split(
         return;
     };
     let active = meta.side_of(l.tree.options.value).unwrap_or(1);
-    if l.ensure_pair().is_none() {
+    // Without the other side's pane (the job thread is building it), this
+    // side is drawn and the other says it is coming.
+    if l.ensure_pair().is_none() && l.pair_asked.is_none() {
         return;
     }
     let [first, second] = if area.width >= 100 {
@@ -59,7 +61,21 @@ pub fn draw_split(
                     tree: &p.tree,
                     flame: &mut p.flame,
                 },
-                None => continue,
+                None => {
+                    let text = format!(
+                        " {} · {} · building this side…",
+                        if side == 0 { "before" } else { "after" },
+                        sanitize(&meta.sides[side].name)
+                    );
+                    frame.render_widget(
+                        ratatui::widgets::Paragraph::new(
+                            fit(&text, usize::from(title.width)).into_owned(),
+                        )
+                        .style(theme.header),
+                        title,
+                    );
+                    continue;
+                }
             }
         };
         let missing = tree.total(selected) == 0 && selected != NodeId::ROOT;
