@@ -329,39 +329,104 @@ pub enum TopFormat {
     Json,
 }
 
+/// What a PROFILE argument had to become to be read, kept for as long as
+/// the command runs (the temporary files go with it).
+enum Kept {
+    Bundle(#[allow(dead_code)] crate::bundle::Bundle),
+    File(#[allow(dead_code)] crate::sources::Prepared),
+}
+
 /// A capture bundle named as PROFILE becomes its profile, its logs as
-/// `--context` and its clock anchor; the bundle is kept (and its temporary
-/// perf script text) for as long as the command runs.
-fn open_bundle(path: &mut PathBuf, input: &mut InputArgs) -> Result<Option<crate::bundle::Bundle>> {
-    if !crate::bundle::is_bundle(path) {
-        return Ok(None);
+/// `--context` and its clock anchor; a perf.data becomes `perf script`'s text
+/// and a URL the profile it answers with (see [`crate::sources`]). `path` is
+/// then the file to read.
+fn open_input(path: &mut PathBuf, input: &mut InputArgs) -> Result<Option<Kept>> {
+    if crate::bundle::is_bundle(path) {
+        let b = crate::bundle::open(path)?;
+        *path = b.profile.clone();
+        input.time.context.extend(b.contexts.iter().cloned());
+        input.time.anchor_ns = Some(b.anchor_ns);
+        return Ok(Some(Kept::Bundle(b)));
     }
-    let b = crate::bundle::open(path)?;
-    *path = b.profile.clone();
-    input.time.context.extend(b.contexts.iter().cloned());
-    input.time.anchor_ns = Some(b.anchor_ns);
-    Ok(Some(b))
+    let extra = input.perf_script_args();
+    match crate::sources::prepare(path, &input.fetch_options(), &extra)? {
+        Some(p) => {
+            *path = p.path.clone();
+            Ok(Some(Kept::File(p)))
+        }
+        None => Ok(None),
+    }
+}
+
+/// [`open_input`] for both sides of a comparison.
+fn open_inputs(
+    before: &mut PathBuf,
+    after: &mut PathBuf,
+    input: &mut InputArgs,
+) -> Result<Vec<Kept>> {
+    let mut kept = Vec::new();
+    kept.extend(open_input(before, input)?);
+    kept.extend(open_input(after, input)?);
+    Ok(kept)
+}
+
+/// Refuses an output that is one of the inputs before any input is turned
+/// into a temporary file (after that the paths name the copies).
+fn refuse_outputs_over_inputs(command: &Option<Command>) -> Result<()> {
+    match command {
+        Some(Command::Convert(a)) => match &a.output {
+            Some(out) => refuse_input(out, &a.profile),
+            None => Ok(()),
+        },
+        Some(Command::Diff(a)) => match &a.output {
+            Some(out) => {
+                refuse_input(out, &a.before)?;
+                refuse_input(out, &a.after)
+            }
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
 }
 
 /// Runs the parsed command line.
 pub fn run(mut cli: Cli) -> Result<ExitCode> {
-    let _bundle = match &mut cli.command {
-        Some(Command::Top(a)) => open_bundle(&mut a.profile, &mut a.input)?,
-        Some(Command::Info(a)) => open_bundle(&mut a.profile, &mut a.input)?,
-        Some(Command::Lint(a)) => match open_bundle(&mut a.profile, &mut a.input) {
-            Ok(b) => b,
+    refuse_outputs_over_inputs(&cli.command)?;
+    let _kept: Vec<Kept> = match &mut cli.command {
+        Some(Command::Top(a)) => open_input(&mut a.profile, &mut a.input)?
+            .into_iter()
+            .collect(),
+        Some(Command::Info(a)) => open_input(&mut a.profile, &mut a.input)?
+            .into_iter()
+            .collect(),
+        Some(Command::Lint(a)) => match open_input(&mut a.profile, &mut a.input) {
+            Ok(b) => b.into_iter().collect(),
             Err(e) => {
                 eprintln!("ember lint: {e:#}");
                 return Ok(ExitCode::from(2));
             }
         },
-        Some(Command::Convert(a)) => open_bundle(&mut a.profile, &mut a.input)?,
-        Some(Command::Report(a)) => open_bundle(&mut a.profile, &mut a.input)?,
+        Some(Command::Convert(a)) => open_input(&mut a.profile, &mut a.input)?
+            .into_iter()
+            .collect(),
+        Some(Command::Report(a)) => open_input(&mut a.profile, &mut a.input)?
+            .into_iter()
+            .collect(),
+        Some(Command::Diff(a)) => open_inputs(&mut a.before, &mut a.after, &mut a.compare.input)?,
+        Some(Command::Check(a)) => {
+            match open_inputs(&mut a.base, &mut a.new, &mut a.compare.input) {
+                Ok(k) => k,
+                Err(e) => {
+                    eprintln!("ember check: {e:#}");
+                    return Ok(ExitCode::from(2));
+                }
+            }
+        }
         None => match &mut cli.view.profile {
-            Some(p) => open_bundle(p, &mut cli.view.input)?,
-            None => None,
+            Some(p) => open_input(p, &mut cli.view.input)?.into_iter().collect(),
+            None => Vec::new(),
         },
-        Some(_) => None,
+        Some(Command::Capture(_)) => Vec::new(),
     };
     match cli.command {
         Some(Command::Top(args)) => run_top(&args),

@@ -124,18 +124,93 @@ impl Format {
         self,
         reader: Box<dyn Read + Send>,
         progress: &Progress,
+        granularity: Granularity,
     ) -> Result<Profile, ParseError> {
         if let Some(kind) = self.collapser() {
             return collapsers::parse(kind, reader, progress);
         }
+        let g = granularity;
         match self {
-            Format::Pprof => pprof::parse(reader, progress),
-            Format::Speedscope => speedscope::parse(reader, progress),
-            Format::Cpuprofile => chrome::parse_cpuprofile(reader, progress),
-            Format::ChromeTrace => chrome::parse_trace(reader, progress),
-            Format::Gecko => gecko::parse(reader, progress),
-            Format::Perf => perf::parse(reader, progress),
+            Format::Pprof => pprof::parse_with(reader, progress, g),
+            Format::Speedscope => speedscope::parse_with(reader, progress, g),
+            Format::Cpuprofile => chrome::parse_cpuprofile_with(reader, progress, g),
+            Format::ChromeTrace => chrome::parse_trace_with(reader, progress, g),
+            Format::Gecko => gecko::parse_with(reader, progress, g),
+            Format::Perf => perf::parse_with(reader, progress, g),
             _ => folded::parse(reader, progress),
+        }
+    }
+
+    /// Whether the format can carry source lines (so another granularity
+    /// than function can change the profile).
+    pub fn carries_lines(self) -> bool {
+        matches!(
+            self,
+            Format::Pprof
+                | Format::Speedscope
+                | Format::Cpuprofile
+                | Format::ChromeTrace
+                | Format::Gecko
+                | Format::Perf
+        )
+    }
+}
+
+/// What a frame stands for: a function (the default), a function at one
+/// source line (pprof's `-lines`), or a source file (pprof's `-files`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Granularity {
+    #[default]
+    Function,
+    Line,
+    File,
+}
+
+impl Granularity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Granularity::Function => "function",
+            Granularity::Line => "line",
+            Granularity::File => "file",
+        }
+    }
+
+    /// The next one, for the viewer's key.
+    pub fn next(self) -> Granularity {
+        match self {
+            Granularity::Function => Granularity::Line,
+            Granularity::Line => Granularity::File,
+            Granularity::File => Granularity::Function,
+        }
+    }
+
+    /// The name of a frame of function `name` at `file`:`line` (empty file:
+    /// unknown; line 0 or none: unknown), pprof's way: `name file:line`
+    /// (`name file` without a line), or `file`; what has no file keeps `name`.
+    pub fn frame_name<'a>(
+        self,
+        name: &'a [u8],
+        file: &'a [u8],
+        line: Option<u32>,
+    ) -> std::borrow::Cow<'a, [u8]> {
+        use std::borrow::Cow;
+        let line = line.filter(|&l| l > 0);
+        match self {
+            Granularity::Function => Cow::Borrowed(name),
+            Granularity::File if !file.is_empty() => Cow::Borrowed(file),
+            Granularity::File => Cow::Borrowed(name),
+            Granularity::Line if file.is_empty() && line.is_none() => Cow::Borrowed(name),
+            Granularity::Line => {
+                let mut out = Vec::with_capacity(name.len() + file.len() + 12);
+                out.extend_from_slice(name);
+                out.push(b' ');
+                out.extend_from_slice(file);
+                if let Some(l) = line {
+                    out.push(b':');
+                    out.extend_from_slice(l.to_string().as_bytes());
+                }
+                Cow::Owned(out)
+            }
         }
     }
 }
@@ -244,6 +319,8 @@ pub struct LoadOptions {
     pub process_roots: bool,
     /// Put a thread frame at the root of every stack (under the process, if any).
     pub thread_roots: bool,
+    /// Frames by function, line or file.
+    pub granularity: Granularity,
 }
 
 impl LoadOptions {
@@ -443,7 +520,7 @@ pub fn load_opened(
     };
     let format = detect_text(&head, complete, options, path)?;
     let profile = format
-        .parse(reader, progress)
+        .parse(reader, progress, options.granularity)
         .map_err(|e| parse_error(e, path, format))?;
     finish_profile(profile, options, path, format, opened.gzipped)
 }

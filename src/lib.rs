@@ -17,6 +17,7 @@ pub mod live;
 pub mod model;
 pub mod output;
 pub mod sanitize;
+pub mod sources;
 pub mod supervise;
 pub mod timeline;
 pub mod ui;

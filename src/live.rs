@@ -316,7 +316,7 @@ impl Follower {
         let complete = opened.head.len() < input::HEAD_LEN;
         let format = formats::detect_head(&opened.head, complete, &self.options, &self.name)?;
         let plain = !opened.gzipped && input::decode_utf16(&opened.head).is_none();
-        let stream = LineStream::new(format).filter(|_| plain);
+        let stream = LineStream::new(format, self.options.granularity).filter(|_| plain);
         let Some(mut stream) = stream else {
             let p = formats::load_opened(opened, &self.name, &self.options, progress)?;
             let state = State::Whole {

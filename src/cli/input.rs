@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
-use crate::formats::{Format, LoadOptions};
+use crate::formats::{Format, Granularity, LoadOptions};
 use crate::model::{self, Recipe, Transform};
 
 #[derive(Debug, Args, Clone)]
@@ -45,6 +45,15 @@ pub struct InputArgs {
     /// Collapse direct recursion (a;a;a;b becomes a;b).
     #[arg(long)]
     pub collapse_recursion: bool,
+    /// Frames by function (default), by function and source line, or by
+    /// source file, for formats that record lines (pprof, speedscope,
+    /// cpuprofile, Gecko, perf script with srcline; a perf.data is read with
+    /// `perf script -F +srcline` then).
+    #[arg(long, value_enum, default_value_t = Granularity::Function)]
+    pub granularity: Granularity,
+    /// A URL's whole wait, in seconds (default: its `seconds=` plus 30, else 60).
+    #[arg(long, value_name = "SECS")]
+    pub fetch_timeout: Option<f64>,
     /// Report every warning (bad lines skipped) on stderr.
     #[arg(long, short)]
     pub verbose: bool,
@@ -197,6 +206,26 @@ impl InputArgs {
             only_thread: self.only_thread.clone(),
             process_roots: self.process,
             thread_roots: self.thread,
+            granularity: self.granularity,
+        }
+    }
+
+    /// How a URL is fetched.
+    pub fn fetch_options(&self) -> crate::sources::FetchOptions {
+        crate::sources::FetchOptions {
+            timeout: self
+                .fetch_timeout
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .map(|s| std::time::Duration::from_secs_f64(s.min(86_400.0))),
+        }
+    }
+
+    /// More `perf script` arguments for a perf.data: source lines when the
+    /// granularity needs them (perf resolves them with addr2line: slower).
+    pub fn perf_script_args(&self) -> Vec<&'static str> {
+        match self.granularity {
+            Granularity::Function => Vec::new(),
+            Granularity::Line | Granularity::File => vec!["-F", "+srcline"],
         }
     }
 }

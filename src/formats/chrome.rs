@@ -23,8 +23,8 @@ mod trace;
 use std::collections::HashMap;
 use std::io::Read;
 
-use super::ParseError;
 use super::json::{self, Decimals};
+use super::{Granularity, ParseError};
 use crate::input::Progress;
 use crate::model::{FrameId, FrameKind, FrameMeta, Profile, StackId, ThreadInfo, Unit, ValueType};
 
@@ -65,6 +65,16 @@ pub fn probe_cpuprofile(head: &[u8], complete: bool) -> Option<bool> {
 
 /// Reads a whole `.cpuprofile`.
 pub fn parse_cpuprofile(reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
+    parse_cpuprofile_with(reader, progress, Granularity::Function)
+}
+
+/// [`parse_cpuprofile`] with frames at `granularity` (a call frame's line is
+/// where its function starts: V8 records no line per sample in the tree).
+pub fn parse_cpuprofile_with(
+    reader: impl Read,
+    progress: &Progress,
+    granularity: Granularity,
+) -> Result<Profile, ParseError> {
     let bytes = json::read_all(reader, progress)?;
     let raw: cpuprofile::RawProfile = json::from_slice(&bytes)?;
     drop(bytes);
@@ -73,6 +83,7 @@ pub fn parse_cpuprofile(reader: impl Read, progress: &Progress) -> Result<Profil
         message: "not a .cpuprofile: no `nodes` (or `head`) and `samples`".into(),
     })?;
     let mut out = Out::new("cpuprofile", &[&data]);
+    out.granularity = granularity;
     out.profile.meta.duration_ns = data.duration_ns();
     let thread = out.thread(ThreadInfo {
         name: "main".into(),
@@ -124,8 +135,17 @@ pub fn probe_trace(head: &[u8], complete: bool) -> Option<bool> {
 
 /// Reads a whole trace-event file.
 pub fn parse_trace(reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
+    parse_trace_with(reader, progress, Granularity::Function)
+}
+
+/// [`parse_trace`] with the CPU profile chunks' frames at `granularity`.
+pub fn parse_trace_with(
+    reader: impl Read,
+    progress: &Progress,
+    granularity: Granularity,
+) -> Result<Profile, ParseError> {
     let bytes = json::read_all(reader, progress)?;
-    trace::parse(&bytes, progress)
+    trace::parse(&bytes, progress, granularity)
 }
 
 /// The profile being built, with its thread and time columns.
@@ -139,6 +159,8 @@ struct Out {
     counts: bool,
     /// Frames named once per (name, file, line): speedscope keys frames so.
     frame_cache: HashMap<(String, String, i64), FrameId>,
+    /// How frames are named.
+    granularity: Granularity,
     /// The time total, kept from overflowing; samples that would are counted.
     total: i64,
     too_large: u64,
@@ -174,6 +196,7 @@ impl Out {
             decimals,
             counts,
             frame_cache: HashMap::new(),
+            granularity: Granularity::Function,
             total: 0,
             too_large: 0,
         }
@@ -194,7 +217,10 @@ impl Out {
         if let Some(&f) = self.frame_cache.get(&key) {
             return f;
         }
-        let f = self.profile.frames.intern(name.as_bytes());
+        let named = self
+            .granularity
+            .frame_name(name.as_bytes(), file.as_bytes(), line);
+        let f = self.profile.frames.intern(&named);
         if !file.is_empty() || line.is_some() || kind != FrameKind::Normal {
             self.profile
                 .frame_meta

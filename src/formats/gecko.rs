@@ -90,6 +90,15 @@ pub fn probe(head: &[u8], complete: bool) -> Option<bool> {
 
 /// Reads a whole Gecko profile.
 pub fn parse(reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
+    parse_with(reader, progress, super::Granularity::Function)
+}
+
+/// [`parse`] with frames at `granularity`.
+pub fn parse_with(
+    reader: impl Read,
+    progress: &Progress,
+    granularity: super::Granularity,
+) -> Result<Profile, ParseError> {
     let bytes = json::read_all(reader, progress)?;
     let root: Root = json::from_slice(&bytes)?;
     drop(bytes);
@@ -106,7 +115,7 @@ pub fn parse(reader: impl Read, progress: &Progress) -> Result<Profile, ParseErr
             message: "not a Gecko profile: no `meta` and no `threads`".into(),
         });
     }
-    let mut b = Builder::new();
+    let mut b = Builder::new(granularity);
     let start = root.meta.as_ref().and_then(|m| m.start_time);
     b.profile.meta.start_unix_ns = start.filter(|s| *s > 0.0).map(ms_to_ns);
     if let Some(meta) = &root.meta {

@@ -178,6 +178,8 @@ pub(crate) struct Parser {
     stackless: u64,
     /// The input ended in the middle of a line.
     cut: bool,
+    /// How frames are named once a `--srcline` line gives their location.
+    granularity: super::Granularity,
 }
 
 impl Parser {
@@ -218,6 +220,15 @@ impl Parser {
             ref_offset: None,
             stackless: 0,
             cut: false,
+            granularity: super::Granularity::Function,
+        }
+    }
+
+    /// A parser naming frames at `granularity`.
+    pub(crate) fn with_granularity(granularity: super::Granularity) -> Self {
+        Parser {
+            granularity,
+            ..Self::new()
         }
     }
 
@@ -238,7 +249,17 @@ impl Parser {
 
 /// Parses `perf script` output from `reader`.
 pub fn parse(reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
-    let mut parser = Parser::new();
+    parse_with(reader, progress, super::Granularity::Function)
+}
+
+/// [`parse`] with frames at `granularity`: a frame followed by a `--srcline`
+/// line is named by its line or file (frames without one keep their name).
+pub fn parse_with(
+    reader: impl Read,
+    progress: &Progress,
+    granularity: super::Granularity,
+) -> Result<Profile, ParseError> {
+    let mut parser = Parser::with_granularity(granularity);
     super::for_each_line_chunk(reader, progress, |lines, eof| parser.chunk(lines, eof))?;
     parser.finish()
 }

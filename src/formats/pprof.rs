@@ -97,6 +97,15 @@ pub fn probe(head: &[u8], complete: bool) -> Option<bool> {
 
 /// Reads a whole profile.
 pub fn parse(reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
+    parse_with(reader, progress, crate::formats::Granularity::Function)
+}
+
+/// [`parse`] with frames at `granularity` (see [`convert`]).
+pub fn parse_with(
+    reader: impl Read,
+    progress: &Progress,
+    granularity: crate::formats::Granularity,
+) -> Result<Profile, ParseError> {
     let bytes = read_all(reader, progress)?;
     if bytes.is_empty() {
         return Err(invalid("empty input: no protobuf message"));
@@ -111,7 +120,7 @@ pub fn parse(reader: impl Read, progress: &Progress) -> Result<Profile, ParseErr
     if progress.is_cancelled() {
         return Err(ParseError::Cancelled);
     }
-    let mut profile = convert(&message, len, progress)?;
+    let mut profile = convert(&message, len, progress, granularity)?;
     // Only salvage leaves warnings here: the profile is what a cut file held.
     profile.meta.incomplete = warnings.first().cloned();
     for w in warnings {

@@ -11,8 +11,8 @@ use std::io::Read;
 
 use serde::Deserialize;
 
-use super::ParseError;
 use super::json::{self, Decimals, Index};
+use super::{Granularity, ParseError};
 use crate::input::Progress;
 use crate::model::{FrameId, FrameMeta, Profile, StackId, ThreadInfo, Unit, ValueType};
 
@@ -108,13 +108,23 @@ enum EventKind {
 
 /// Reads a whole speedscope file.
 pub fn parse(reader: impl Read, progress: &Progress) -> Result<Profile, ParseError> {
+    parse_with(reader, progress, Granularity::Function)
+}
+
+/// [`parse`] with frames at `granularity` (py-spy records the line each frame
+/// was at, so its frames of one function differ by line).
+pub fn parse_with(
+    reader: impl Read,
+    progress: &Progress,
+    granularity: Granularity,
+) -> Result<Profile, ParseError> {
     let bytes = json::read_all(reader, progress)?;
     let file: File = json::from_slice(&bytes)?;
     drop(bytes);
     if progress.is_cancelled() {
         return Err(ParseError::Cancelled);
     }
-    Builder::new(&file).build(&file, progress)
+    Builder::new(&file, granularity).build(&file, progress)
 }
 
 /// One value type per distinct unit, in order of first use.
@@ -140,7 +150,7 @@ struct Builder {
 }
 
 impl Builder {
-    fn new(file: &File) -> Self {
+    fn new(file: &File, granularity: Granularity) -> Self {
         let mut profile = Profile::new("speedscope", Vec::new());
         let frames = file
             .shared
@@ -148,10 +158,13 @@ impl Builder {
             .iter()
             .map(|f| {
                 let name = f.name.as_deref().filter(|n| !n.is_empty());
-                let id = profile
-                    .frames
-                    .intern(name.unwrap_or("(unnamed)").as_bytes());
                 let file = f.file.as_deref().filter(|s| !s.is_empty());
+                let named = granularity.frame_name(
+                    name.unwrap_or("(unnamed)").as_bytes(),
+                    file.unwrap_or("").as_bytes(),
+                    f.line.and_then(Index::as_u32),
+                );
+                let id = profile.frames.intern(&named);
                 if file.is_some() || f.line.is_some() {
                     profile.frame_meta.entry(id).or_insert_with(|| FrameMeta {
                         file: file.map(str::to_string),

@@ -39,10 +39,10 @@ pub struct LineStream {
 
 impl LineStream {
     /// `None` for formats that are not read line by line.
-    pub fn new(format: Format) -> Option<LineStream> {
+    pub fn new(format: Format, granularity: super::Granularity) -> Option<LineStream> {
         let lines = match format {
             Format::Folded => Lines::Folded(Box::new(folded::Folder::new())),
-            Format::Perf => Lines::Perf(Box::new(perf::Parser::new())),
+            Format::Perf => Lines::Perf(Box::new(perf::Parser::with_granularity(granularity))),
             _ => return None,
         };
         Some(LineStream {

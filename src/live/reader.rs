@@ -118,7 +118,7 @@ pub fn follow_reader(
             let complete = head.len() < input::HEAD_LEN;
             let cut = &head[..head.len().min(input::HEAD_LEN)];
             let format = formats::detect_head(cut, complete, options, source_name)?;
-            match lines(&head, format) {
+            match lines(&head, format, options.granularity) {
                 Some(stream) => finish_stream(stream, options, source_name, gzipped)?,
                 None => whole(head, options, source_name, progress, gzipped)?,
             }
@@ -186,7 +186,7 @@ fn take_bytes(
             let Some(format) = settled(&head, options, name)? else {
                 return Ok(Phase::Head(head));
             };
-            Ok(match lines(&head, format) {
+            Ok(match lines(&head, format, options.granularity) {
                 Some(stream) => Phase::Lines(stream),
                 None => Phase::Whole(head),
             })
@@ -211,11 +211,11 @@ fn settled(head: &[u8], options: &LoadOptions, name: &str) -> Result<Option<Form
 }
 
 /// A stream fed with `head`, for a line format in UTF-8.
-fn lines(head: &[u8], format: Format) -> Option<LineStream> {
+fn lines(head: &[u8], format: Format, granularity: formats::Granularity) -> Option<LineStream> {
     if input::decode_utf16(head).is_some() {
         return None;
     }
-    let mut stream = LineStream::new(format)?;
+    let mut stream = LineStream::new(format, granularity)?;
     stream.feed(formats::strip_bom(head));
     Some(stream)
 }

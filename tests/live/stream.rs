@@ -2,7 +2,7 @@
 //! snapshot equals `parse` of what was fed up to the last complete line.
 
 use ember::formats::stream::LineStream;
-use ember::formats::{Format, ParseError, folded, perf};
+use ember::formats::{Format, Granularity, ParseError, folded, perf};
 use ember::input::Progress;
 use ember::model::Profile;
 
@@ -25,7 +25,7 @@ fn same_result(a: Result<Profile, ParseError>, b: Result<Profile, ParseError>, w
 }
 
 fn stream(format: Format) -> LineStream {
-    match LineStream::new(format) {
+    match LineStream::new(format, Granularity::Function) {
         Some(s) => s,
         None => panic!("{format:?} has no line stream"),
     }
@@ -169,10 +169,10 @@ fn a_snapshot_counts_an_unfinished_perf_sample_once() {
 
 #[test]
 fn only_line_formats_stream() {
-    assert!(LineStream::new(Format::Folded).is_some());
-    assert!(LineStream::new(Format::Perf).is_some());
-    assert!(LineStream::new(Format::Pprof).is_none());
-    assert!(LineStream::new(Format::Speedscope).is_none());
+    assert!(LineStream::new(Format::Folded, Granularity::Function).is_some());
+    assert!(LineStream::new(Format::Perf, Granularity::Function).is_some());
+    assert!(LineStream::new(Format::Pprof, Granularity::Function).is_none());
+    assert!(LineStream::new(Format::Speedscope, Granularity::Function).is_none());
 }
 
 /// Feeds `input` in random pieces and shares the profile in between (held

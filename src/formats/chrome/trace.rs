@@ -71,7 +71,11 @@ struct Trace<'a> {
     samples: Option<(Vec<TSample>, HashMap<String, StackFrame>)>,
 }
 
-pub fn parse(bytes: &[u8], progress: &Progress) -> Result<Profile, ParseError> {
+pub fn parse(
+    bytes: &[u8],
+    progress: &Progress,
+    granularity: crate::formats::Granularity,
+) -> Result<Profile, ParseError> {
     let mut repaired = Vec::new();
     let mut note = None;
     let trace = match read(bytes) {
@@ -91,7 +95,7 @@ pub fn parse(bytes: &[u8], progress: &Progress) -> Result<Profile, ParseError> {
         return Err(ParseError::Cancelled);
     }
     let mut profile = if trace.events.iter().any(|e| is_cpu_event(e)) {
-        cpu_profiles(&trace.events, progress)?
+        cpu_profiles(&trace.events, progress, granularity)?
     } else if let Some((samples, frames)) = &trace.samples {
         sampled(&trace.events, samples, frames)
     } else {
@@ -274,7 +278,11 @@ struct ChunkProfile {
 }
 
 /// DevTools traces: one CPU profile per `Profile` id (or `CpuProfile` event).
-fn cpu_profiles(events: &[Event], progress: &Progress) -> Result<Profile, ParseError> {
+fn cpu_profiles(
+    events: &[Event],
+    progress: &Progress,
+    granularity: crate::formats::Granularity,
+) -> Result<Profile, ParseError> {
     let names = Names::new(events);
     // Events in time order (stable, as speedscope sorts them).
     let mut order: Vec<usize> = (0..events.len()).collect();
@@ -330,6 +338,7 @@ fn cpu_profiles(events: &[Event], progress: &Progress) -> Result<Profile, ParseE
     }
     let all: Vec<&cpuprofile::CpuData> = profiles.iter().map(|p| &p.2).collect();
     let mut out = Out::new("chrome-trace", &all);
+    out.granularity = granularity;
     if bad_chunks > 0 {
         out.profile.warnings.push(
             0,

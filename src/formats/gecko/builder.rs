@@ -42,6 +42,7 @@ pub(super) struct Builder {
     /// The time total, kept from overflowing; samples that would are counted.
     total: i64,
     too_large: u64,
+    granularity: crate::formats::Granularity,
 }
 
 /// What one thread's frame and stack tables resolve to.
@@ -54,7 +55,7 @@ const UNRESOLVED: u32 = u32::MAX - 1;
 const NO_STACK: u32 = u32::MAX;
 
 impl Builder {
-    pub(super) fn new() -> Builder {
+    pub(super) fn new(granularity: crate::formats::Granularity) -> Builder {
         // Milliseconds kept to the nanosecond.
         let dec = Decimals::fixed(6);
         let profile = Profile::new(
@@ -75,6 +76,7 @@ impl Builder {
             frames: HashMap::new(),
             total: 0,
             too_large: 0,
+            granularity,
         }
     }
 
@@ -88,7 +90,10 @@ impl Builder {
         if let Some(&f) = self.frames.get(&key) {
             return f;
         }
-        let id = self.profile.frames.intern(name.as_bytes());
+        let named = self
+            .granularity
+            .frame_name(name.as_bytes(), file.as_bytes(), line);
+        let id = self.profile.frames.intern(&named);
         if !file.is_empty() {
             self.profile
                 .frame_meta

@@ -348,8 +348,23 @@ pub(super) fn split_srcline(line: &[u8]) -> Option<(&[u8], Option<u32>, bool)> {
         Some(x) => (trim_end(x), true),
         None => (t, false),
     };
+    // perf's srcline for code without line tables: `dso[address]`
+    // (`[kernel.kallsyms][ffffffff81655f70]`, `libc.so.6[f9460]`): no location.
+    if t.last() == Some(&b']')
+        && let Some(i) = memrchr(b'[', t)
+        && i > 0
+        && i + 2 < t.len()
+        && t[i + 1..t.len() - 1].iter().all(u8::is_ascii_hexdigit)
+        && !t[..i].iter().any(|&b| is_ws(b))
+    {
+        return Some((&b"??"[..], None, inlined));
+    }
     let colon = memrchr(b':', t)?;
     let (file, num) = (&t[..colon], &t[colon + 1..]);
+    if file.is_empty() && colon == 0 && !num.is_empty() && num.iter().all(u8::is_ascii_digit) {
+        // `:0`: perf knew no file.
+        return Some((&b"??"[..], None, inlined));
+    }
     if file.is_empty() || file.iter().any(|&b| is_ws(b)) {
         return None;
     }

@@ -245,6 +245,26 @@ impl Parser {
         let Some(&id) = self.frames.last() else {
             return;
         };
+        // `??:0` is perf's "no location".
+        let known = if file == b"??" { &b""[..] } else { file };
+        let id = if self.granularity == crate::formats::Granularity::Function {
+            id
+        } else {
+            let name = self.profile.frames.raw(id).to_vec();
+            let named = self.granularity.frame_name(&name, known, line).into_owned();
+            let new = self.profile.frames.intern(&named);
+            if new != id {
+                let kind = self.profile.frame_meta.get(&id).map(|m| m.kind);
+                let meta = self.profile.frame_meta.entry(new).or_default();
+                if let Some(kind) = kind {
+                    meta.kind = kind;
+                }
+                if let Some(last) = self.frames.last_mut() {
+                    *last = new;
+                }
+            }
+            new
+        };
         let meta = self.profile.frame_meta.entry(id).or_default();
         if meta.file.is_none() {
             meta.file = Some(String::from_utf8_lossy(file).into_owned());

@@ -242,6 +242,17 @@ fn splits_frame_lines_like_inferno() {
         Some((&b"foo.c"[..], Some(12), true))
     );
     assert_eq!(split_srcline(b"  ??:0"), Some((&b"??"[..], Some(0), false)));
+    assert_eq!(
+        split_srcline(b"  [kernel.kallsyms][ffffffff81655f70]"),
+        Some((&b"??"[..], None, false))
+    );
+    assert_eq!(split_srcline(b"  [a b][ff]"), None);
+    assert_eq!(split_srcline(b"  :0"), Some((&b"??"[..], None, false)));
+    assert_eq!(
+        split_srcline(b"  libpython3.11.so.1.0[f9460]"),
+        Some((&b"??"[..], None, false))
+    );
+    assert_eq!(split_srcline(b"  [x][zz]"), None);
     assert_eq!(split_srcline(b"  ffff foo:12"), None);
 }
 

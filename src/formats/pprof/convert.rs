@@ -9,7 +9,7 @@ use super::prune::{FrameFilter, prune_start};
 use super::stacks::{NameOrder, build_stacks};
 use super::tables::{IdIndex, LocFrames, LocTable, Strings};
 use super::{invalid, proto};
-use crate::formats::ParseError;
+use crate::formats::{Granularity, ParseError};
 use crate::input::Progress;
 use crate::model::{FrameId, FrameKind, FrameMeta, Profile, StackId, Unit, ValueType};
 
@@ -59,11 +59,12 @@ pub(super) fn convert(
     m: &proto::Profile,
     input_len: usize,
     progress: &Progress,
+    granularity: Granularity,
 ) -> Result<Profile, ParseError> {
     let mut c = Converter::new(m)?;
     let ids = c.index_ids();
     let filter = c.frame_filter();
-    let (loc_table, loc_frames) = c.location_frames(&ids, filter.as_ref());
+    let (loc_table, loc_frames) = c.location_frames(&ids, filter.as_ref(), granularity);
     let SampleFrames {
         order,
         valid,
@@ -224,10 +225,15 @@ impl<'a> Converter<'a> {
     /// cut where `filter` drops a frame, and records where each frame is first
     /// met as its source. Returns the locations by id and the flat array of
     /// every location's frames their spans point into.
+    /// Each location's frames (inlined lines first), named at `granularity`
+    /// as pprof's `-lines` and `-files` name them: `function file:line`, or
+    /// the file; code without a function (or, for files, without a file) is
+    /// its object, `[basename]`.
     fn location_frames(
         &mut self,
         ids: &Ids,
         filter: Option<&FrameFilter>,
+        granularity: Granularity,
     ) -> (LocTable, Vec<FrameId>) {
         let m = self.m;
         let Converter {
@@ -272,10 +278,13 @@ impl<'a> Converter<'a> {
                     found.map(|i| &m.function[i])
                 };
                 let name = function.map_or(&b""[..], |f| strings.get(f.name));
-                let frame = if name.is_empty() {
-                    object
-                } else {
-                    profile.frames.intern(name)
+                let file = function.map_or(&b""[..], |f| strings.get(f.filename));
+                let line_no = u32::try_from(line.line).ok();
+                let frame = match granularity {
+                    _ if function.is_none() => object,
+                    Granularity::File if file.is_empty() => object,
+                    Granularity::Function | Granularity::Line if name.is_empty() => object,
+                    g => profile.frames.intern(&g.frame_name(name, file, line_no)),
                 };
                 let kind = if li < last {
                     FrameKind::Inlined
