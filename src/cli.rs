@@ -423,7 +423,14 @@ pub fn run(mut cli: Cli) -> Result<ExitCode> {
             }
         }
         None => match &mut cli.view.profile {
-            Some(p) => open_input(p, &mut cli.view.input)?.into_iter().collect(),
+            Some(p) => {
+                let kept = open_input(p, &mut cli.view.input)?;
+                // A fetched profile or perf script's text never changes.
+                if matches!(kept, Some(Kept::File(_))) {
+                    cli.view.no_watch = true;
+                }
+                kept.into_iter().collect()
+            }
             None => Vec::new(),
         },
         Some(Command::Capture(_)) => Vec::new(),

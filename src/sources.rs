@@ -90,10 +90,14 @@ impl Status {
         Status { tty, said: false }
     }
 
-    /// Shows `text` on a terminal, replacing the line before it.
+    /// Shows `text` on a terminal, replacing the line before it (cut to the
+    /// terminal's width: a wrapped line could not be rewritten).
     pub(crate) fn show(&mut self, text: &str) {
         if self.tty {
-            eprint!("\r\x1b[Kember: {text}");
+            let width = crossterm::terminal::size().map_or(80, |(w, _)| usize::from(w));
+            let text = format!("ember: {text}");
+            let cut: String = text.chars().take(width.saturating_sub(1)).collect();
+            eprint!("\r\x1b[K{cut}");
             self.said = true;
         }
     }

@@ -122,16 +122,16 @@ pub(super) fn fetch(url: &str, options: &FetchOptions) -> Result<Prepared> {
         let left = timeout.saturating_sub(elapsed).as_secs();
         let text = if answered {
             format!(
-                "fetching {url}: {} received",
+                "{} received from {url}",
                 human_bytes(received.load(Ordering::Relaxed))
             )
         } else if let Some(s) = seconds.filter(|&s| elapsed.as_secs() < s) {
             format!(
-                "fetching {url}: the server profiles for {s} s, {} s to go (timeout in {left} s)",
+                "server profiling: {} s to go (timeout in {left} s) {url}",
                 s - elapsed.as_secs()
             )
         } else {
-            format!("fetching {url}: waiting for the answer (timeout in {left} s)")
+            format!("waiting for the answer (timeout in {left} s) {url}")
         };
         status.show(&text);
     };
