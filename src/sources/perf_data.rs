@@ -67,20 +67,26 @@ pub fn perf_script(data: &Path, extra: &[&str]) -> Result<Prepared> {
     });
     let started = Instant::now();
     let mut status_line = Status::new(&format!("reading {} with perf script…", data.display()));
+    let mut shown = started;
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break Ok(s),
             Ok(None) => {}
             Err(e) => break Err(e),
         }
-        let written = std::fs::metadata(&out).map_or(0, |m| m.len());
-        status_line.show(&format!(
-            "perf script {}: {} of text in {:.1} s",
-            data.display(),
-            human_bytes(written),
-            started.elapsed().as_secs_f64()
-        ));
-        std::thread::sleep(TICK);
+        // Looked at often, so a short run ends without waiting a tick;
+        // redrawn once a tick.
+        if shown.elapsed() >= TICK {
+            shown = Instant::now();
+            let written = std::fs::metadata(&out).map_or(0, |m| m.len());
+            status_line.show(&format!(
+                "perf script {}: {} of text in {:.1} s",
+                data.display(),
+                human_bytes(written),
+                started.elapsed().as_secs_f64()
+            ));
+        }
+        std::thread::sleep(TICK / 20);
     };
     status_line.done();
     let err_text = reader.join().unwrap_or_default();
