@@ -156,64 +156,7 @@ impl Format {
     }
 }
 
-/// What a frame stands for: a function (the default), a function at one
-/// source line (pprof's `-lines`), or a source file (pprof's `-files`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
-pub enum Granularity {
-    #[default]
-    Function,
-    Line,
-    File,
-}
-
-impl Granularity {
-    pub fn name(self) -> &'static str {
-        match self {
-            Granularity::Function => "function",
-            Granularity::Line => "line",
-            Granularity::File => "file",
-        }
-    }
-
-    /// The next one, for the viewer's key.
-    pub fn next(self) -> Granularity {
-        match self {
-            Granularity::Function => Granularity::Line,
-            Granularity::Line => Granularity::File,
-            Granularity::File => Granularity::Function,
-        }
-    }
-
-    /// The name of a frame of function `name` at `file`:`line` (empty file:
-    /// unknown; line 0 or none: unknown), pprof's way: `name file:line`
-    /// (`name file` without a line), or `file`; what has no file keeps `name`.
-    pub fn frame_name<'a>(
-        self,
-        name: &'a [u8],
-        file: &'a [u8],
-        line: Option<u32>,
-    ) -> std::borrow::Cow<'a, [u8]> {
-        use std::borrow::Cow;
-        let line = line.filter(|&l| l > 0);
-        match self {
-            Granularity::Function => Cow::Borrowed(name),
-            Granularity::File if !file.is_empty() => Cow::Borrowed(file),
-            Granularity::File => Cow::Borrowed(name),
-            Granularity::Line if file.is_empty() && line.is_none() => Cow::Borrowed(name),
-            Granularity::Line => {
-                let mut out = Vec::with_capacity(name.len() + file.len() + 12);
-                out.extend_from_slice(name);
-                out.push(b' ');
-                out.extend_from_slice(file);
-                if let Some(l) = line {
-                    out.push(b':');
-                    out.extend_from_slice(l.to_string().as_bytes());
-                }
-                Cow::Owned(out)
-            }
-        }
-    }
-}
+pub use crate::model::granularity::Granularity;
 
 const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 

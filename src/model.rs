@@ -3,6 +3,7 @@
 
 pub mod diff;
 pub mod frames;
+pub mod granularity;
 pub mod invert;
 pub mod lint;
 pub mod profile;

@@ -242,6 +242,8 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
         Some(dir) => format!("{}/", dir.display()),
         None => source.short_name(),
     };
+    // A file read once can be read again at another granularity (`g`).
+    let mut reread = None;
     let live = match (&args.watch_dir, &source) {
         (Some(dir), _) => Some(live::spawn_dir(
             st.tx.clone(),
@@ -267,6 +269,9 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
             settings,
         )?),
         _ => {
+            if let Source::Path(_) = &source {
+                reread = Some((source.clone(), st.options.clone()));
+            }
             let (source, progress) = (source.clone(), progress.clone());
             let (options, transforms, time) = (st.options, st.transforms, st.time);
             spawn_loader(st.tx.clone(), move || {
@@ -288,6 +293,8 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
     app.inputs.extend(args.context.iter().cloned());
     app.initial_search = st.initial_search;
     app.live = live;
+    app.granularity = args.load.granularity;
+    app.reread = reread;
     app.timeline.nudge_ns = args.align_ns.clone().map_err(anyhow::Error::msg)?;
     app.timeline.anchor_ns = args.time.anchor_ns;
     app.timeline.pending_marks = marks;
@@ -458,6 +465,7 @@ pub fn run_diff(sources: [Source; 2], args: &ViewSettings, start: DiffStart) -> 
     app.initial_search = st.initial_search;
     app.live = live;
     app.diff.norm = norm;
+    app.granularity = args.load.granularity;
     drive(app, st.tx, st.rx, &name, args)
 }
 

@@ -65,6 +65,7 @@ fn reload(p: Profile, transforms: Vec<Transform>, added: i64) -> Box<Reload> {
         added,
         file: None,
         change: Change::Data,
+        granularity: Default::default(),
     })
 }
 
@@ -235,20 +236,6 @@ fn a_window_keeps_only_the_last_seconds_of_timestamped_samples() {
     assert_eq!(l.tree.total(NodeId::ROOT), 14);
 }
 
-/// The next view the worker sends, within a generous time.
-fn next_view(rx: &mpsc::Receiver<Msg>) -> Box<Reload> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(Msg::Reloaded(r)) => return r,
-            Ok(Msg::LoadFailed(e)) => panic!("load failed: {e}"),
-            Ok(_) => {}
-            Err(e) => panic!("no view from the worker: {e}"),
-        }
-    }
-}
-
 #[test]
 fn the_worker_follows_a_file_that_grows_is_replaced_and_comes_back() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -265,7 +252,7 @@ fn the_worker_follows_a_file_that_grows_is_replaced_and_comes_back() {
     )
     .expect("worker starts");
     std::fs::write(&file, BEFORE).expect("write");
-    let first = next_view(&rx);
+    let first = common::next_view(&rx);
     assert_eq!(first.change, Change::First);
     assert_eq!(first.loaded.tree.total(NodeId::ROOT), 14);
 
@@ -276,12 +263,12 @@ fn the_worker_follows_a_file_that_grows_is_replaced_and_comes_back() {
         .expect("open");
     f.write_all(b"main;render;draw 6\nmain;pa").expect("append");
     f.flush().expect("flush");
-    let grown = next_view(&rx);
+    let grown = common::next_view(&rx);
     assert_eq!(grown.change, Change::Data);
     assert_eq!(grown.added, 6, "the cut line is not counted yet");
     f.write_all(b"rse;alloc 10\n").expect("append");
     drop(f);
-    let grown = next_view(&rx);
+    let grown = common::next_view(&rx);
     assert_eq!(grown.added, 10);
     assert_eq!(grown.loaded.tree.total(NodeId::ROOT), 30);
 
@@ -289,7 +276,7 @@ fn the_worker_follows_a_file_that_grows_is_replaced_and_comes_back() {
     let tmp = dir.path().join(".cpu.folded.tmp");
     std::fs::write(&tmp, b"main;other 3\n").expect("write");
     std::fs::rename(&tmp, &file).expect("rename");
-    let replaced = next_view(&rx);
+    let replaced = common::next_view(&rx);
     assert_eq!(replaced.loaded.tree.total(NodeId::ROOT), 3);
     assert_eq!(replaced.added, -27);
 }
@@ -409,6 +396,7 @@ fn another_file_of_a_directory_shows_its_own_default_value() {
         added: 0,
         file: Some(("cpu-2.pb.gz".into(), 2, 2)),
         change: Change::Switched,
+        granularity: Default::default(),
     }));
     assert_eq!(loaded(&app).tree.options.value, default);
     let label = app.live.as_ref().expect("live").label().0;

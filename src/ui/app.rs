@@ -21,6 +21,7 @@ use crate::model::{CallTree, ChildOrder, NodeId, SortKey, Transform, TreeOptions
 pub use super::loaded::{Loaded, Shown};
 pub use super::search_box::SearchState;
 
+mod granularity;
 mod jobs;
 mod live;
 mod prompt;
@@ -103,6 +104,16 @@ pub struct App {
     pub lint: super::lint::LintState,
     /// The view whose lint was asked of the job thread.
     lint_asked: Option<u64>,
+    /// What the frames on screen stand for, and the input and options to read
+    /// it again at another (`None`: it cannot be read again, as stdin).
+    pub granularity: crate::model::granularity::Granularity,
+    pub reread: Option<(crate::input::Source, crate::formats::LoadOptions)>,
+    /// Where the last granularity switch carried the transforms from, and
+    /// the transforms it gave.
+    pub granularity_anchor: Option<(
+        std::sync::Arc<crate::model::granularity::Anchor>,
+        Vec<crate::model::Transform>,
+    )>,
 }
 
 const DOUBLE_CLICK: Duration = Duration::from_millis(400);
@@ -154,6 +165,9 @@ impl App {
             clipboard: None,
             lint: Default::default(),
             lint_asked: None,
+            granularity: Default::default(),
+            reread: None,
+            granularity_anchor: None,
         }
     }
 
@@ -278,12 +292,17 @@ impl App {
             return Effect::None;
         }
         if let Some(busy) = &self.busy
-            && (action.changes_profile() || action == Action::Sandwich)
+            && (action.changes_profile()
+                || matches!(action, Action::Sandwich | Action::Granularity))
         {
             let text = format!("still {busy}: try again when it is done");
             if let Phase::Ready(l) = &mut self.phase {
                 l.transform_error = Some(text);
             }
+            return Effect::None;
+        }
+        if action == Action::Granularity {
+            self.switch_granularity();
             return Effect::None;
         }
         if action == Action::Sandwich {
@@ -416,6 +435,7 @@ impl App {
             | Action::CollapseRecursion
             | Action::MinWidth
             | Action::Undo
+            | Action::Granularity
             | Action::NextValue
             | Action::ToggleView
             | Action::Sandwich

@@ -315,13 +315,28 @@ impl FlameState {
     /// Re-finds a saved place in a new tree: each node becomes the deepest frame
     /// of its path that still exists.
     pub fn restore(&mut self, tree: &CallTree, p: &Profile, place: &SavedPlace) {
-        self.zoom = find_names(tree, p, &place.zoom);
-        self.history = place
+        let zoom = find_names(tree, p, &place.zoom);
+        let history = place
             .history
             .iter()
             .map(|h| find_names(tree, p, h))
             .collect();
         let sel = find_names(tree, p, &place.selected);
+        self.place_at(tree, p, zoom, sel, history);
+    }
+
+    /// Zooms to `zoom` and selects `sel` (the zoom itself when `sel` is not
+    /// below it) in a new tree, with `history` as the unzoom steps.
+    pub fn place_at(
+        &mut self,
+        tree: &CallTree,
+        p: &Profile,
+        zoom: NodeId,
+        sel: NodeId,
+        history: Vec<NodeId>,
+    ) {
+        self.zoom = zoom;
+        self.history = history;
         self.selected = if tree.is_ancestor_or_self(p, self.zoom, sel) {
             sel
         } else {

@@ -14,9 +14,20 @@ use super::Msg;
 use super::flame_state::FlameState;
 use super::loaded::Loaded;
 use super::sandwich::Sandwich;
+use crate::model::granularity::{Anchor, Granularity};
 use crate::model::{CallTree, FrameId, Profile, Transform, TransformError, TreeOptions};
 
 pub enum Job {
+    /// `source` read again at `options.granularity`, its transforms carried
+    /// over from `carry`, and its tree built.
+    Regranulate {
+        source: crate::input::Source,
+        options: crate::formats::LoadOptions,
+        /// The granularity on screen.
+        from: Granularity,
+        carry: Carry,
+        orientation: super::flame_state::Orientation,
+    },
     /// The bottom-up profile and its tree.
     Invert {
         id: u64,
@@ -84,6 +95,10 @@ pub enum Job {
 }
 
 pub enum Done {
+    /// The profile at another granularity, or why it could not be read.
+    Regranulated {
+        result: Result<Box<Regranulated>, String>,
+    },
     Inverted {
         id: u64,
         profile: Arc<Profile>,
@@ -120,6 +135,68 @@ pub enum Done {
     },
 }
 
+/// Reads `source` again at `options.granularity` for [`Job::Regranulate`].
+fn regranulate(
+    source: &crate::input::Source,
+    options: &crate::formats::LoadOptions,
+    from: Granularity,
+    carry: Carry,
+    orientation: super::flame_state::Orientation,
+) -> Result<Regranulated, String> {
+    let started = std::time::Instant::now();
+    let progress = crate::input::Progress::new();
+    let profile = crate::formats::load(source, options, &progress).map_err(|e| e.to_string())?;
+    let to = options.granularity;
+    let anchor = match carry {
+        Carry::Anchor(anchor) => anchor,
+        Carry::Make { old, transforms } => Arc::new(Anchor::new(&transforms, &old, from)),
+    };
+    let carried = anchor.translate(&profile, to);
+    let tree = CallTree::build(
+        &profile,
+        TreeOptions {
+            value: profile.default_value,
+            ..TreeOptions::default()
+        },
+    );
+    let mut loaded = Loaded::new(profile, tree, orientation, started.elapsed());
+    loaded
+        .apply_transforms(carried.transforms)
+        .map_err(|e| format!("transform: {e}"))?;
+    loaded.load_time = started.elapsed();
+    Ok(Regranulated {
+        loaded: Box::new(loaded),
+        from,
+        to,
+        dropped: carried.dropped,
+        anchor,
+    })
+}
+
+/// Where [`Job::Regranulate`] takes the transforms from.
+pub enum Carry {
+    /// The anchor of an earlier switch, when the transforms are still the
+    /// ones it gave.
+    Anchor(Arc<Anchor>),
+    /// The transforms on screen, made on `old` (as loaded) at the job's
+    /// `from`: a new anchor.
+    Make {
+        old: Arc<Profile>,
+        transforms: Vec<Transform>,
+    },
+}
+
+/// A view at another granularity.
+pub struct Regranulated {
+    pub loaded: Box<Loaded>,
+    pub from: Granularity,
+    pub to: Granularity,
+    /// The transforms that could not be carried over, described.
+    pub dropped: Vec<String>,
+    /// What they were carried from, for the next switch.
+    pub anchor: Arc<Anchor>,
+}
+
 /// A finished export.
 #[derive(Clone, Debug)]
 pub struct Exported {
@@ -134,6 +211,9 @@ impl Job {
     pub fn label(&self) -> String {
         match self {
             Job::Invert { .. } => "building the inverted view".into(),
+            Job::Regranulate { options, .. } => {
+                format!("reading at {} granularity", options.granularity.name())
+            }
             Job::Sandwich { .. } => "finding the callers and callees".into(),
             Job::Transform { label, .. } => label.clone(),
             Job::CompareRanges { .. } => "comparing the two time ranges".into(),
@@ -147,6 +227,15 @@ impl Job {
 /// Does the work.
 pub fn run(job: Job) -> Done {
     match job {
+        Job::Regranulate {
+            source,
+            options,
+            from,
+            carry,
+            orientation,
+        } => Done::Regranulated {
+            result: regranulate(&source, &options, from, carry, orientation).map(Box::new),
+        },
         Job::Invert {
             id,
             profile,
@@ -427,7 +516,7 @@ impl Loaded {
             }
             // The App swaps the whole view for a comparison, and says what
             // an export wrote.
-            Done::Compared { .. } | Done::Exported { .. } => false,
+            Done::Compared { .. } | Done::Exported { .. } | Done::Regranulated { .. } => false,
             Done::Linted {
                 id,
                 findings,

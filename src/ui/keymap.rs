@@ -32,6 +32,7 @@ pub enum Action {
     CollapseRecursion,
     MinWidth,
     Undo,
+    Granularity,
     ToggleView,
     Sandwich,
     Freeze,

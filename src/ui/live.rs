@@ -76,6 +76,8 @@ pub struct Settings {
     pub step: i32,
     /// The inverted view is on screen: build it too, off the UI thread.
     pub inverted: bool,
+    /// Read the file again at this granularity (`None`: the one it started with).
+    pub granularity: Option<crate::model::granularity::Granularity>,
     /// `ember diff` with a followed side: each new profile is compared with
     /// this one before it is shown.
     pub baseline: Option<Arc<Baseline>>,
@@ -132,6 +134,9 @@ pub struct Reload {
     /// The file in a watched directory, with its position (1-based) and count.
     pub file: Option<(String, usize, usize)>,
     pub change: Change,
+    /// What the frames stand for in this view (the `g` key asks the worker
+    /// for another).
+    pub granularity: crate::model::granularity::Granularity,
 }
 
 /// Where the live view stands, for the header.

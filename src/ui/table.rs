@@ -95,6 +95,12 @@ impl TableState {
     }
 
     /// The function under the cursor.
+    /// The first row, in the table's order, whose frame `keep` accepts.
+    pub fn first_where(&self, mut keep: impl FnMut(FrameId) -> bool) -> Option<FrameId> {
+        let rows = &self.table.as_ref()?.rows;
+        rows.iter().map(|r| r.frame).find(|&f| keep(f))
+    }
+
     pub fn selected(&self) -> Option<FrameId> {
         self.table.as_ref()?.rows.get(self.cursor).map(|r| r.frame)
     }

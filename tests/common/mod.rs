@@ -224,3 +224,17 @@ pub fn screen_of(app: &mut ember::ui::app::App, w: u16, h: u16) -> String {
         .collect();
     rows.join("\n")
 }
+
+/// The next view a live worker sends on `rx`, within a generous time.
+pub fn next_view(rx: &std::sync::mpsc::Receiver<ember::ui::Msg>) -> Box<ember::ui::live::Reload> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(ember::ui::Msg::Reloaded(r)) => return r,
+            Ok(ember::ui::Msg::LoadFailed(e)) => panic!("load failed: {e}"),
+            Ok(_) => {}
+            Err(e) => panic!("no view from the worker: {e}"),
+        }
+    }
+}

@@ -61,6 +61,7 @@ impl App {
                 let all = match &job {
                     Job::Transform { all, .. } => Some(all.clone()),
                     Job::Invert { .. }
+                    | Job::Regranulate { .. }
                     | Job::Sandwich { .. }
                     | Job::CompareRanges { .. }
                     | Job::Export { .. }
@@ -98,6 +99,7 @@ impl App {
         let done = match done {
             Done::Compared { id, result, names } => return self.compared(id, result, names),
             Done::Exported { result } => return self.exported(result),
+            Done::Regranulated { result } => return self.regranulated(result),
             other => other,
         };
         let Phase::Ready(l) = &mut self.phase else {
@@ -109,6 +111,7 @@ impl App {
             Done::Transformed { all, .. } => Some(all.clone()),
             Done::Inverted { .. }
             | Done::Sandwich { .. }
+            | Done::Regranulated { .. }
             | Done::Compared { .. }
             | Done::Exported { .. }
             | Done::Linted { .. }

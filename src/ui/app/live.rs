@@ -33,6 +33,7 @@ impl App {
             added,
             file,
             change,
+            granularity,
         } = r;
         if let Some(live) = &mut self.live {
             if matches!(change, Change::Data | Change::Switched) {
@@ -42,6 +43,13 @@ impl App {
             if file.is_some() {
                 live.status.file = file;
             }
+        }
+        if granularity != self.granularity && matches!(self.phase, Phase::Ready(_)) {
+            // The `g` key's answer: the same data by line, file or function.
+            let from = self.granularity;
+            self.install_granularity(loaded, from, granularity, &[]);
+            self.granularity_anchor = None;
+            return;
         }
         loaded.flame.orientation = self.orientation;
         // Top-down first (free when the worker built both): transforms and

@@ -142,6 +142,7 @@ impl Worker {
             added,
             file,
             change,
+            granularity: self.options.granularity,
         }));
         if no_time && self.tx.send(Msg::LiveNoTime).is_err() {
             return false;
@@ -179,6 +180,8 @@ impl Worker {
         let mut follower = Follower::new(path.to_path_buf(), self.options.clone());
         let mut rebuild = false;
         let mut said_problem = false;
+        // The next view is the same data at another granularity, not new data.
+        let mut regranulated = false;
         loop {
             // A change during a whole read of pprof or JSON makes it stale, so the
             // change cancels it. A line format's read is not cancelled: what it
@@ -233,14 +236,23 @@ impl Worker {
                     self.tx.send(Msg::LiveProblem(None)).ok()?;
                     said_problem = false;
                 }
-                let change = if changed {
+                let change = if changed && !regranulated {
                     Change::Data
                 } else {
                     Change::Rebuilt
                 };
+                regranulated = false;
                 self.send(p, file.clone(), change).then_some(())?;
             }
             let settings_changed = self.wait()?;
+            // Another granularity: the file is read again from its start.
+            if let Some(g) = self.settings().granularity
+                && g != self.options.granularity
+            {
+                self.options.granularity = g;
+                follower = Follower::new(path.to_path_buf(), self.options.clone());
+                regranulated = true;
+            }
             // In a directory, any change may bring a newer file or a step.
             if let Some(dir) = dir
                 && self.dir_target(dir).as_deref() != Some(path)
