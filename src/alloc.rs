@@ -9,7 +9,9 @@
 //! of at least [`BIG`] bytes, right after the system allocator hands it out and
 //! before anything touches it. Small blocks are left alone (huge pages would
 //! round them up). Where THP is `never` or the call fails, nothing changes.
-//! `EMBER_HUGEPAGES=0` turns the hint off ([`set_enabled`]).
+//! `EMBER_HUGEPAGES=0` turns the hint off ([`set_enabled`]), `=1` on; it is
+//! off by default in a VM that reports free pages to its host, where huge
+//! pages cost more than they save ([`reports_free_pages`]).
 //!
 //! A failed allocation ends ember here, not in the standard library's abort
 //! (exit 134 and `memory allocation of N bytes failed` across the screen): a
@@ -62,11 +64,55 @@ pub fn set_enabled(on: bool) {
     ENABLED.store(on && cfg!(target_os = "linux"), Ordering::Relaxed);
 }
 
-/// Reads `EMBER_HUGEPAGES` (`0` turns the hint off); call first thing in `main`.
+/// Reads `EMBER_HUGEPAGES` (`0` turns the hint off, `1` on); without it the
+/// hint is off in a virtual machine whose memory balloon reports free pages
+/// to the host ([`reports_free_pages`]). Call first thing in `main`.
 pub fn from_env() {
-    if std::env::var_os("EMBER_HUGEPAGES").is_some_and(|v| v == "0") {
-        set_enabled(false);
+    match std::env::var_os("EMBER_HUGEPAGES") {
+        Some(v) if v == "0" => set_enabled(false),
+        Some(v) if v == "1" => set_enabled(true),
+        _ if reports_free_pages(std::path::Path::new("/sys/bus/virtio/devices")) => {
+            set_enabled(false);
+        }
+        _ => {}
     }
+}
+
+/// Whether a virtio memory balloon under `devices` (sysfs' virtio device
+/// directory) has free page reporting on (feature bit 5). Such a guest hands
+/// its free blocks of 2 MiB and more back to the host, which drops them, so a
+/// huge page is always a fresh host page: its first touch faults in the host.
+/// Measured on such a guest (Firecracker): the first inverted view of a
+/// 1M-line profile took 2.4-2.5 s with the hint and 1.0-1.1 s without (4 KiB
+/// pages come from recently freed memory the host still backs).
+pub fn reports_free_pages(devices: &std::path::Path) -> bool {
+    const BALLOON: &str = "0x0005";
+    const F_REPORTING: usize = 5;
+    let Ok(entries) = std::fs::read_dir(devices) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let read = |name: &str| std::fs::read_to_string(e.path().join(name)).unwrap_or_default();
+        read("device").trim() == BALLOON
+            && read("features").as_bytes().get(F_REPORTING) == Some(&b'1')
+    })
+}
+
+/// `n` zeros, every page of them already written. A fresh zeroed block is
+/// mapped lazily: read first (`count[p] += 1` reads before it writes), a page
+/// is mapped to the shared zero page and then copied on the write, and that
+/// copy flushes the page from every CPU the process runs on (an IPI to each
+/// other thread's CPU, dear in a VM: 8% of an inverted view's build in
+/// `perf`). One write per page up front makes the first fault the last.
+pub fn zeros_written<T: Copy + Default>(n: usize) -> Vec<T> {
+    let mut v = vec![T::default(); n];
+    let step = (4096 / std::mem::size_of::<T>().max(1)).max(1);
+    for i in (0..n).step_by(step) {
+        // Through a pointer the optimiser cannot see through: a store of
+        // zero into memory it knows to be zeroed would otherwise go.
+        *std::hint::black_box(&mut v[i]) = T::default();
+    }
+    v
 }
 
 /// Whether the hint is given.
@@ -143,6 +189,38 @@ unsafe impl GlobalAlloc for HugePageHint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_balloon_that_reports_free_pages_is_found() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let device = |name: &str, id: &str, features: &str| -> std::io::Result<()> {
+            let d = dir.path().join(name);
+            std::fs::create_dir(&d)?;
+            std::fs::write(d.join("device"), format!("{id}\n"))?;
+            std::fs::write(d.join("features"), format!("{features}\n"))
+        };
+        // A block device with bit 5 set is no balloon.
+        device("virtio1", "0x0002", "0010011001")?;
+        assert!(!reports_free_pages(dir.path()));
+        // A balloon without reporting (bit 5 clear).
+        device("virtio0", "0x0005", "0110000100")?;
+        assert!(!reports_free_pages(dir.path()));
+        device("virtio3", "0x0005", "0110010100")?;
+        assert!(reports_free_pages(dir.path()));
+        assert!(!reports_free_pages(&dir.path().join("missing")));
+        Ok(())
+    }
+
+    #[test]
+    fn zeros_written_are_zeros() {
+        for n in [0, 1, 1023, 1024, 1025, 100_000] {
+            let v = zeros_written::<u32>(n);
+            assert_eq!(v.len(), n);
+            assert!(v.iter().all(|&x| x == 0));
+        }
+        let v = zeros_written::<i64>(5000);
+        assert!(v.iter().all(|&x| x == 0));
+    }
 
     #[test]
     fn big_blocks_work_and_keep_their_bytes() {
