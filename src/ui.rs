@@ -23,6 +23,7 @@ pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod timeline;
+pub mod trace;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -493,6 +494,18 @@ fn drive(
     }
 }
 
+/// What [`trace::Trace`] calls a message.
+fn msg_name(msg: &Msg) -> String {
+    match msg {
+        Msg::Input(crossterm::event::Event::Key(k)) => format!("key {:?}", k.code),
+        Msg::Input(_) => "input".into(),
+        Msg::Loaded(_) => "loaded".into(),
+        Msg::Reloaded(_) => "reloaded".into(),
+        Msg::Job(_) => "job done".into(),
+        _ => "other".into(),
+    }
+}
+
 /// Whether stdin is a regular file (`ember - < file`): then it is read once,
 /// not followed as a stream.
 fn stdin_is_file() -> bool {
@@ -511,10 +524,13 @@ enum Exit {
 }
 
 fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> Result<Exit> {
+    let mut trace = trace::Trace::from_env(&app.inputs);
     loop {
         if app.dirty {
             term.draw(|f| panels::draw(f, app))?;
             app.dirty = false;
+            let busy = app.busy.as_deref().unwrap_or("-");
+            trace.line(format_args!("frame busy={busy}"));
         }
         // While loading, wake up to move the progress bar; otherwise sleep until told.
         // Live, wake each second so "+N samples 3 s ago" stays true.
@@ -540,6 +556,9 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> R
             .into_iter()
             .chain(std::iter::from_fn(|| rx.try_recv().ok()))
         {
+            if trace.on() {
+                trace.line(format_args!("msg {}", msg_name(&msg)));
+            }
             match msg {
                 Msg::Input(ev) => {
                     if app.handle_event(&ev) == Effect::Quit {

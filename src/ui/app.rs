@@ -24,7 +24,7 @@ pub use super::search_box::SearchState;
 mod granularity;
 mod jobs;
 mod live;
-mod prompt;
+pub(super) mod prompt;
 mod sandwich;
 mod search_box;
 mod timeline;

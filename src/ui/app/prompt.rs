@@ -462,7 +462,7 @@ fn expand_home(text: &str) -> PathBuf {
 
 /// Whether writing `target` would touch `input`: the same file, or a file in
 /// the watched directory `input`.
-fn same_file(input: &Path, target: &Path) -> bool {
+pub(crate) fn same_file(input: &Path, target: &Path) -> bool {
     let canon = |p: &Path| std::fs::canonicalize(p).ok();
     let Some(input) = canon(input) else {
         return false;
