@@ -115,6 +115,16 @@ pub fn zeros_written<T: Copy + Default>(n: usize) -> Vec<T> {
     v
 }
 
+/// A vector of `n` slots for a table read at random places (a gather over
+/// tens of megabytes): backed by huge pages, whatever [`enabled`] says, as
+/// its TLB misses cost more than any page fault. Filled by the caller.
+pub fn for_random_reads<T>(n: usize) -> Vec<T> {
+    let v: Vec<T> = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    madvise_huge(v.as_ptr() as *mut u8, n * std::mem::size_of::<T>());
+    v
+}
+
 /// Whether the hint is given.
 pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
@@ -124,7 +134,14 @@ pub struct HugePageHint;
 
 #[cfg(target_os = "linux")]
 fn advise(ptr: *mut u8, size: usize) {
-    if ptr.is_null() || size < BIG || !enabled() {
+    if enabled() {
+        madvise_huge(ptr, size);
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn madvise_huge(ptr: *mut u8, size: usize) {
+    if ptr.is_null() || size < BIG {
         return;
     }
     const PAGE: usize = 4096;

@@ -96,6 +96,18 @@ impl Frames {
         (0..self.spans.len() as u32).map(FrameId)
     }
 
+    /// Each frame's position in byte-wise name order (the order siblings are
+    /// drawn in), by id.
+    pub fn name_ranks(&self) -> Vec<u32> {
+        let mut ids: Vec<FrameId> = self.ids().collect();
+        ids.sort_unstable_by(|a, b| self.raw(*a).cmp(self.raw(*b)));
+        let mut rank = vec![0u32; ids.len()];
+        for (r, id) in ids.iter().enumerate() {
+            rank[id.0 as usize] = r as u32;
+        }
+        rank
+    }
+
     /// Bytes held, for memory accounting.
     pub fn heap_bytes(&self) -> usize {
         self.bytes.capacity() + self.spans.capacity() * 16 + self.index.capacity() * 5

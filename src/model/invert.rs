@@ -19,7 +19,7 @@ pub fn invert(profile: &Profile) -> Profile {
             from.push(s);
         }
     }
-    let (new, ids) = reversed_paths_parallel(old, profile.frames.len(), &from);
+    let (new, ids) = reversed_paths_parallel(old, &profile.frames.name_ranks(), &from);
     let mut samples = profile.samples.clone();
     for s in samples.stack.iter_mut() {
         if let Some(&m) = memo.get(*s as usize) {

@@ -42,7 +42,7 @@ pub fn callers(profile: &Profile, f: FrameId) -> Profile {
             from.push(o);
         }
     }
-    let (new, reversed) = reversed_paths(old, profile.frames.len(), &from);
+    let (new, reversed) = reversed_paths(old, &profile.frames.name_ranks(), &from);
     let map: Vec<u32> = occ
         .iter()
         .map(|&o| match o {

@@ -103,6 +103,7 @@ impl StackTable {
     }
 
     /// Appends a stack known to be new (the caller checked), keeping any index.
+    #[inline]
     fn push_new(&mut self, p: u32, frame: FrameId) -> u32 {
         let id = self.prefix.len() as u32;
         self.prefix.push(p);

@@ -9,6 +9,10 @@ use super::frames::FrameId;
 use super::profile::{Profile, ValueType};
 use super::stacks::{NO_PREFIX, StackId};
 
+mod children;
+pub use children::ChildIter;
+use children::{Kids, child_lists, runs};
+
 /// Fewer samples than this cannot be told apart from chance: a node or function
 /// resting on fewer ([`CallTree::samples`]) is noise-level, and the viewer dims it.
 pub const NOISE_SAMPLES: i64 = 50;
@@ -70,8 +74,7 @@ pub struct TreeOptions {
 pub struct CallTree {
     total: Vec<i64>,
     self_w: Vec<i64>,
-    child_start: Vec<u32>,
-    children: Vec<u32>,
+    kids: Kids,
     /// Samples behind each node when the shown value is not a sample count (cpu
     /// time next to samples/count), in whole samples; see [`CallTree::samples`].
     counts: Option<Vec<i64>>,
@@ -111,6 +114,43 @@ impl CallTree {
             pair_weights(profile, value, &range)
         };
         let mut weights = column_self(profile, range.clone(), value);
+        // A breadth-first table with its siblings adjacent and in name order
+        // (a reversal's) keeps them as they are, when every node is shown.
+        let rank = (options.order == ChildOrder::Name).then(|| profile.frames.name_ranks());
+        if let Some(rank) = &rank
+            && pair.is_none()
+            && all_positive(profile, &range, value)
+            && children::looks_breadth_first(profile)
+        {
+            // The runs on a second thread while the totals roll up.
+            let kids = if weights.len() > PARALLEL_NODES {
+                std::thread::scope(|s| {
+                    let kids = s.spawn(|| runs(profile, rank));
+                    roll_up(profile, &mut weights);
+                    kids.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+                })
+            } else {
+                roll_up(profile, &mut weights);
+                runs(profile, rank)
+            };
+            // Positive weights give every node a positive total; a table with
+            // stacks no sample reaches has nodes of none, which are not shown.
+            if let Some(kids) = kids
+                && weights.iter().skip(1).all(|&t| t > 0)
+            {
+                let (counts, sample_scale) = own_counts(profile, value, range);
+                return CallTree {
+                    total: weights,
+                    kids,
+                    counts,
+                    sample_scale,
+                    options: TreeOptions { value, ..options },
+                    ..CallTree::default()
+                };
+            }
+            // Rolled up for nothing: the self weights again.
+            weights = column_self(profile, range.clone(), value);
+        }
         // A node is live when it or a callee has weight (of either sign).
         let mut live = Some(nonzero(&weights));
         // A diff side keeps its self weights (swapped with the other side's,
@@ -149,7 +189,7 @@ impl CallTree {
             }
             _ => false,
         };
-        let (child_start, children) = match lists {
+        let kids = match lists {
             Some(lists) => lists,
             // The larger of two sides has self weights of its own.
             None => match live.take() {
@@ -174,14 +214,12 @@ impl CallTree {
                 ),
                 (None, None) => (None, vt.scale()),
             },
-            (None, Some(vt)) if vt.counts_samples() => (None, vt.scale()),
-            _ => (sample_counts(profile, range), 0.0),
+            _ => own_counts(profile, value, range),
         };
         let mut tree = CallTree {
             total,
             self_w,
-            child_start,
-            children,
+            kids,
             counts,
             sample_scale,
             pair,
@@ -215,36 +253,36 @@ impl CallTree {
             Some(c) => (Some(c[1].clone()), 0.0),
             None => (None, profile.value_types[self.options.value].scale()),
         };
-        (self.child_start, self.children) = child_lists(profile, nonzero(&self.self_w));
+        self.kids = child_lists(profile, nonzero(&self.self_w));
         self.sort_children(profile);
         true
     }
 
     fn sort_children(&mut self, profile: &Profile) {
         let frames = profile.stacks.frames();
+        if let (Kids::Runs { .. }, ChildOrder::Weight) = (&self.kids, self.options.order) {
+            self.kids = std::mem::take(&mut self.kids).into_lists();
+        }
+        let Kids::Lists { start, list } = &mut self.kids else {
+            return; // runs are in name order already
+        };
         match self.options.order {
             ChildOrder::Name => {
-                let rank = name_ranks(profile);
+                let rank = profile.frames.name_ranks();
                 let key = |c: &u32| rank[frames[*c as usize - 1].0 as usize];
-                for w in 0..self.child_start.len() - 1 {
-                    let (a, b) = (
-                        self.child_start[w] as usize,
-                        self.child_start[w + 1] as usize,
-                    );
+                for w in 0..start.len().saturating_sub(1) {
+                    let (a, b) = (start[w] as usize, start[w + 1] as usize);
                     if b - a > 1 {
-                        self.children[a..b].sort_unstable_by_key(key);
+                        list[a..b].sort_unstable_by_key(key);
                     }
                 }
             }
             ChildOrder::Weight => {
                 let total = &self.total;
-                for w in 0..self.child_start.len() - 1 {
-                    let (a, b) = (
-                        self.child_start[w] as usize,
-                        self.child_start[w + 1] as usize,
-                    );
+                for w in 0..start.len().saturating_sub(1) {
+                    let (a, b) = (start[w] as usize, start[w + 1] as usize);
                     if b - a > 1 {
-                        self.children[a..b].sort_unstable_by(|x, y| {
+                        list[a..b].sort_unstable_by(|x, y| {
                             total[*y as usize].cmp(&total[*x as usize]).then(x.cmp(y))
                         });
                     }
@@ -327,24 +365,16 @@ impl CallTree {
         match self.self_w.get(i) {
             Some(&w) => w,
             None => {
-                let below: i64 = self
-                    .children(n)
-                    .iter()
-                    .map(|&c| self.total[c as usize])
-                    .sum();
+                let below: i64 = self.child_ids(n).map(|c| self.total(c)).sum();
                 self.total[i] - below
             }
         }
     }
 
+    /// The node's children, left to right.
     #[inline]
-    pub fn children(&self, n: NodeId) -> &[u32] {
-        let i = n.0 as usize;
-        &self.children[self.child_start[i] as usize..self.child_start[i + 1] as usize]
-    }
-
-    pub fn child_ids(&self, n: NodeId) -> impl DoubleEndedIterator<Item = NodeId> + '_ {
-        self.children(n).iter().map(|&c| NodeId(c))
+    pub fn child_ids(&self, n: NodeId) -> ChildIter<'_> {
+        self.kids.of(n)
     }
 
     #[inline]
@@ -428,40 +458,6 @@ fn nonzero(self_w: &[i64]) -> Vec<bool> {
     self_w.iter().map(|&w| w != 0).collect()
 }
 
-/// Child lists in CSR form (start offsets, children) of the nodes with a
-/// non-zero weight somewhere below them (`live` marks the nodes with a weight
-/// of their own), in stack order.
-fn child_lists(profile: &Profile, own: Vec<bool>) -> (Vec<u32>, Vec<u32>) {
-    let n = own.len();
-    let prefixes = profile.stacks.prefixes();
-    // One pass, children before parents (a prefix has the smaller id): a node
-    // is live when it has weight or a live callee, which by then have all
-    // been counted at it; each live node is counted at its parent.
-    let mut child_start = crate::alloc::zeros_written::<u32>(n + 1);
-    for s in (0..prefixes.len()).rev() {
-        if own[s + 1] || child_start[s + 1] > 0 {
-            child_start[parent_index(prefixes[s])] += 1;
-        }
-    }
-    // Running sums make child_start[p] the end of p's children; filling from
-    // the back moves it down to their start (so no second cursor array). When
-    // a node is reached its callees are placed, so its start is final, and so
-    // is the next node's, which is its end: it is live when they differ.
-    for i in 1..=n {
-        child_start[i] += child_start[i - 1];
-    }
-    let mut children = vec![0u32; child_start[n] as usize];
-    for s in (0..prefixes.len()).rev() {
-        let node = s + 1;
-        if own[node] || child_start[node + 1] > child_start[node] {
-            let p = parent_index(prefixes[s]);
-            child_start[p] -= 1;
-            children[child_start[p] as usize] = node as u32;
-        }
-    }
-    (child_start, children)
-}
-
 /// The other side's weights and both sides' sample counts, when `profile` is a
 /// diff and `value` one of its sides.
 fn pair_weights(
@@ -504,6 +500,29 @@ fn larger_of_two(p: &mut PairWeights, self_w: &mut [i64], total: &mut Vec<i64>, 
     roll_up(profile, &mut rolled);
     let own_total = std::mem::replace(total, rolled);
     p.shown = Some([own_self, own_total]);
+}
+
+/// Whether every sample in `range` has a positive value `idx`.
+fn all_positive(profile: &Profile, range: &std::ops::Range<usize>, idx: usize) -> bool {
+    let stride = profile.value_types.len().max(1);
+    profile
+        .samples
+        .values
+        .get(range.start * stride..range.end * stride)
+        .is_some_and(|v| v.iter().skip(idx).step_by(stride).all(|&v| v > 0))
+}
+
+/// What noise is judged by in a tree of no diff: the shown value's own
+/// scale when it counts samples, else the profile's sample counts.
+fn own_counts(
+    profile: &Profile,
+    value: usize,
+    range: std::ops::Range<usize>,
+) -> (Option<Vec<i64>>, f64) {
+    match profile.value_types.get(value) {
+        Some(vt) if vt.counts_samples() => (None, vt.scale()),
+        _ => (sample_counts(profile, range), 0.0),
+    }
 }
 
 /// Per node totals of the profile's sample-count value type, if it has one.
@@ -572,16 +591,4 @@ fn parent_index(prefix: u32) -> usize {
     } else {
         prefix as usize + 1
     }
-}
-
-/// Each frame's position in byte-wise name order.
-fn name_ranks(profile: &Profile) -> Vec<u32> {
-    let frames = &profile.frames;
-    let mut ids: Vec<FrameId> = frames.ids().collect();
-    ids.sort_unstable_by(|a, b| frames.raw(*a).cmp(frames.raw(*b)));
-    let mut rank = vec![0u32; ids.len()];
-    for (r, id) in ids.iter().enumerate() {
-        rank[id.0 as usize] = r as u32;
-    }
-    rank
 }

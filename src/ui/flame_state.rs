@@ -134,7 +134,7 @@ impl FlameState {
             .last_child
             .get(&cur)
             .copied()
-            .filter(|c| tree.children(cur).contains(&c.0) && tree.total(*c) != 0);
+            .filter(|&c| tree.child_ids(cur).any(|k| k == c) && tree.total(c) != 0);
         let next = remembered.or_else(|| {
             tree.child_ids(cur)
                 .max_by_key(|&c| (tree.total(c), std::cmp::Reverse(c)))
@@ -187,15 +187,14 @@ impl FlameState {
         let Some(parent) = tree.parent(p, self.selected) else {
             return;
         };
-        let sibs = tree.children(parent);
-        if let Some(i) = sibs.iter().position(|&c| c == self.selected.0) {
+        if let Some(i) = tree.child_ids(parent).position(|c| c == self.selected) {
             let j = if right {
                 i.checked_add(1)
             } else {
                 i.checked_sub(1)
             };
-            if let Some(&s) = j.and_then(|j| sibs.get(j)) {
-                self.select(tree, p, NodeId(s));
+            if let Some(s) = j.and_then(|j| tree.child_ids(parent).nth(j)) {
+                self.select(tree, p, s);
             }
         }
     }

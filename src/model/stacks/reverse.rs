@@ -9,15 +9,16 @@ use crate::model::frames::FrameId;
 /// table is appended to the first with its ids moved on.
 pub fn reversed_paths_parallel(
     old: &StackTable,
-    nframes: usize,
+    rank: &[u32],
     from: &[u32],
 ) -> (StackTable, Vec<u32>) {
     const MIN: usize = 1 << 16;
     if from.len() < MIN {
-        return reversed_paths(old, nframes, from);
+        return reversed_paths(old, rank, from);
     }
     // Paths per root frame, then the frames whose running count stays under
     // half go to the first part.
+    let nframes = rank.len();
     let mut per_frame = vec![0usize; nframes];
     for &s in from {
         if let Some(n) = per_frame.get_mut(old.frame[s as usize].0 as usize) {
@@ -35,11 +36,12 @@ pub fn reversed_paths_parallel(
     let in_first = |s: u32| first_part.get(old.frame[s as usize].0 as usize) == Some(&true);
     let (a, b): (Vec<u32>, Vec<u32>) = from.iter().partition(|&&s| in_first(s));
     if a.is_empty() || b.is_empty() {
-        return reversed_paths(old, nframes, from);
+        return reversed_paths(old, rank, from);
     }
+    let links = Links::of(old, rank);
     let ((mut table, ids_a), (second, ids_b)) = std::thread::scope(|scope| {
-        let hb = scope.spawn(|| reversed_paths(old, nframes, &b));
-        let ra = reversed_paths_with_room(old, nframes, &a, &b);
+        let hb = scope.spawn(|| reversed_paths_with_room(&links, rank, &b, &[]));
+        let ra = reversed_paths_with_room(&links, rank, &a, &b);
         let rb = hb.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         (ra, rb)
     });
@@ -65,7 +67,9 @@ pub fn reversed_paths_parallel(
 
 /// Reverses stacks in bulk: for each `from[i]`, its path in `old` read leaf first
 /// (`from[i]`'s own frame becomes a root), interned in a new table. Returns the
-/// table and the new stack of each `from[i]`. `nframes` bounds the frame ids.
+/// table and the new stack of each `from[i]`. `rank` is each frame's place in
+/// name order ([`Frames::name_ranks`](crate::model::Frames::name_ranks)):
+/// siblings come out adjacent and in that order.
 ///
 /// What inversion and a callers tree are made of. The work goes level by level
 /// (breadth first) instead of stack by stack: every path still being reversed is
@@ -75,15 +79,52 @@ pub fn reversed_paths_parallel(
 /// reads `old` at an independent place, which the CPU overlaps; the stack-by-stack
 /// walk waited on one hash probe after another. O(sum of path lengths + frames).
 /// The new table comes out breadth first: a parent's children have adjacent ids.
-pub fn reversed_paths(old: &StackTable, nframes: usize, from: &[u32]) -> (StackTable, Vec<u32>) {
-    reversed_paths_with_room(old, nframes, from, &[])
+pub fn reversed_paths(old: &StackTable, rank: &[u32], from: &[u32]) -> (StackTable, Vec<u32>) {
+    reversed_paths_with_room(&Links::of(old, rank), rank, from, &[])
+}
+
+/// What the reversal reads of the old table, made once for both threads.
+struct Links {
+    /// (frame, prefix) side by side: each step then costs one cache miss, not two.
+    links: Vec<(FrameId, u32)>,
+    /// Each old stack's depth.
+    depth: Vec<u32>,
+    /// Bounds every frame id in the table, whatever `rank` covers.
+    nframes: usize,
+}
+
+impl Links {
+    fn of(old: &StackTable, rank: &[u32]) -> Links {
+        let mut links: Vec<(FrameId, u32)> = crate::alloc::for_random_reads(old.len());
+        links.extend(old.frame.iter().copied().zip(old.prefix.iter().copied()));
+        let mut depth: Vec<u32> = Vec::with_capacity(old.len());
+        for &p in &old.prefix {
+            depth.push(if p == NO_PREFIX {
+                1
+            } else {
+                depth[p as usize] + 1
+            });
+        }
+        let nframes = old
+            .frame
+            .iter()
+            .map(|f| f.0 as usize + 1)
+            .max()
+            .unwrap_or(0)
+            .max(rank.len());
+        Links {
+            links,
+            depth,
+            nframes,
+        }
+    }
 }
 
 /// [`reversed_paths`] with room left in the table for the reversal of `more`
 /// too (appended afterwards, as the parallel version does).
 fn reversed_paths_with_room(
-    old: &StackTable,
-    nframes: usize,
+    old: &Links,
+    rank: &[u32],
     from: &[u32],
     more: &[u32],
 ) -> (StackTable, Vec<u32>) {
@@ -96,34 +137,26 @@ fn reversed_paths_with_room(
         /// The new stack reached so far (`NO_PREFIX` before the first step).
         parent: u32,
     }
-    // (frame, prefix) side by side: each step then costs one cache miss, not two.
-    let links: Vec<(FrameId, u32)> = old
-        .frame
-        .iter()
-        .copied()
-        .zip(old.prefix.iter().copied())
-        .collect();
-    // At most one new stack per step: the paths' total length, from each old
-    // stack's depth (one pass, prefixes first), so the table never regrows.
-    let mut depth: Vec<u32> = Vec::with_capacity(old.len());
-    for &p in &old.prefix {
-        depth.push(if p == NO_PREFIX {
-            1
-        } else {
-            depth[p as usize] + 1
-        });
-    }
+    let Links {
+        links,
+        depth,
+        nframes,
+    } = old;
+    // At most one new stack per step: the paths' total length, so the table
+    // never regrows.
     let steps: usize = from
         .iter()
         .chain(more)
         .map(|&s| depth[s as usize] as usize)
         .sum();
-    drop(depth);
     let mut new = StackTable::new();
     new.reserve(steps);
     let mut out = vec![NO_PREFIX; from.len()];
+    let nframes = *nframes;
+    let rank_of = |f: FrameId| rank.get(f.0 as usize).copied().unwrap_or(u32::MAX);
     let mut stamp = vec![u32::MAX; nframes];
     let mut slot = vec![0u32; nframes];
+    let mut distinct: Vec<FrameId> = Vec::new();
     let mut group = 0u32;
     let mut cur: Vec<Cursor> = from
         .iter()
@@ -149,28 +182,44 @@ fn reversed_paths_with_room(
         let mut i = 0;
         while i < cur.len() {
             let p = cur[i].parent;
+            let mut j = i + 1;
+            while j < cur.len() && cur[j].parent == p {
+                j += 1;
+            }
+            if j - i == 1 {
+                // Most groups deep down are one path: no stamping, no sort.
+                let (f, up) = gathered[i];
+                step.push((new.push_new(p, f), up));
+                i = j;
+                continue;
+            }
             group = group.wrapping_add(1);
             if group == u32::MAX {
                 // Stamps of an earlier group could collide: start afresh.
                 stamp.fill(u32::MAX);
                 group = 0;
             }
-            while i < cur.len() && cur[i].parent == p {
-                let (f, up) = gathered[i];
+            // The group's distinct frames become its new stacks, in name
+            // order: siblings are then adjacent and sorted, which the tree
+            // takes as they are (see `CallTree::build`).
+            distinct.clear();
+            for &(f, _) in &gathered[i..j] {
                 let fi = f.0 as usize;
-                let id = if stamp.get(fi) == Some(&group) {
-                    slot[fi]
-                } else {
-                    let id = new.push_new(p, f);
-                    if fi < stamp.len() {
-                        stamp[fi] = group;
-                        slot[fi] = id;
-                    }
-                    id
-                };
-                step.push((id, up));
-                i += 1;
+                if stamp[fi] != group {
+                    stamp[fi] = group;
+                    distinct.push(f);
+                }
             }
+            distinct.sort_unstable_by_key(|f| (rank_of(*f), f.0));
+            for &f in &distinct {
+                slot[f.0 as usize] = new.push_new(p, f);
+            }
+            step.extend(
+                gathered[i..j]
+                    .iter()
+                    .map(|&(f, up)| (slot[f.0 as usize], up)),
+            );
+            i = j;
         }
         // The cursors that go on, grouped by their new stack (a counting sort:
         // this level's stacks have ids base..new.len()).
@@ -217,6 +266,22 @@ mod tests {
     use crate::model::frames::FrameId;
     use crate::model::stacks::StackId;
 
+    /// Each stack's children are one run of adjacent ids, in `rank` order,
+    /// and so are the roots of each thread's part.
+    fn siblings_adjacent_in_rank_order(t: &StackTable, rank: &[u32]) {
+        let mut seen = std::collections::HashSet::new();
+        for c in 0..t.len() {
+            let p = t.prefix[c];
+            let continues = c > 0 && t.prefix[c - 1] == p;
+            if continues {
+                let (a, b) = (t.frame[c - 1].0 as usize, t.frame[c].0 as usize);
+                assert!(rank[a] < rank[b], "siblings {} and {c} out of order", c - 1);
+            } else if p != NO_PREFIX {
+                assert!(seen.insert(p), "the children of {p} in two runs");
+            }
+        }
+    }
+
     fn no_stack_twice(t: &StackTable) {
         let mut pairs: Vec<(u32, u32)> = t
             .prefix
@@ -247,12 +312,15 @@ mod tests {
         }
         // Interior stacks too, in a scrambled order.
         from.extend((0..t.len() as u32).step_by(13));
-        let nframes = 320;
-        let (one, ids_one) = reversed_paths(&t, nframes, &from);
-        let (two, ids_two) = reversed_paths_parallel(&t, nframes, &from);
+        // A name order unlike the id order.
+        let rank: Vec<u32> = (0..320u32).map(|f| (f * 97) % 320).collect();
+        let (one, ids_one) = reversed_paths(&t, &rank, &from);
+        let (two, ids_two) = reversed_paths_parallel(&t, &rank, &from);
         assert!(from.len() >= 1 << 16);
         assert_eq!(two.len(), one.len(), "the same stacks");
         no_stack_twice(&two);
+        siblings_adjacent_in_rank_order(&one, &rank);
+        siblings_adjacent_in_rank_order(&two, &rank);
         for (i, (&a, &b)) in ids_one.iter().zip(&ids_two).enumerate() {
             assert_eq!(one.path(StackId(a)), two.path(StackId(b)), "path {i}");
         }
