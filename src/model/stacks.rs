@@ -117,6 +117,21 @@ impl StackTable {
         id
     }
 
+    /// The table of the first `len` stacks in `prefix` and `frame` (ids),
+    /// which a bulk builder filled (the rest of each array is spare room).
+    fn from_parts(mut prefix: Vec<u32>, mut frame: Vec<u32>, len: usize) -> StackTable {
+        prefix.truncate(len);
+        // Cut first: the spare room is never touched (nor faulted in). The
+        // map collects in place.
+        frame.truncate(len);
+        let frame: Vec<FrameId> = frame.into_iter().map(FrameId).collect();
+        StackTable {
+            prefix,
+            frame,
+            index: None,
+        }
+    }
+
     fn lookup(&self, p: u32, frame: FrameId) -> Option<u32> {
         let index = self.index.as_ref()?;
         index

@@ -113,7 +113,6 @@ impl CallTree {
         } else {
             pair_weights(profile, value, &range)
         };
-        let mut weights = column_self(profile, range.clone(), value);
         // A breadth-first table with its siblings adjacent and in name order
         // (a reversal's) keeps them as they are, when every node is shown.
         let rank = (options.order == ChildOrder::Name).then(|| profile.frames.name_ranks());
@@ -122,25 +121,31 @@ impl CallTree {
             && all_positive(profile, &range, value)
             && children::looks_breadth_first(profile)
         {
-            // The runs on a second thread while the totals roll up.
-            let kids = if weights.len() > PARALLEL_NODES {
+            let totals = || {
+                let mut w = column_self(profile, range.clone(), value);
+                roll_up(profile, &mut w);
+                w
+            };
+            // The runs on a second thread while the totals are summed (both
+            // mostly wait on fresh pages).
+            let (kids, total) = if profile.stacks.len() > PARALLEL_NODES {
                 std::thread::scope(|s| {
                     let kids = s.spawn(|| runs(profile, rank));
-                    roll_up(profile, &mut weights);
-                    kids.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+                    let total = totals();
+                    let kids = kids.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                    (kids, total)
                 })
             } else {
-                roll_up(profile, &mut weights);
-                runs(profile, rank)
+                (runs(profile, rank), totals())
             };
             // Positive weights give every node a positive total; a table with
             // stacks no sample reaches has nodes of none, which are not shown.
             if let Some(kids) = kids
-                && weights.iter().skip(1).all(|&t| t > 0)
+                && total.iter().skip(1).all(|&t| t > 0)
             {
                 let (counts, sample_scale) = own_counts(profile, value, range);
                 return CallTree {
-                    total: weights,
+                    total,
                     kids,
                     counts,
                     sample_scale,
@@ -148,9 +153,8 @@ impl CallTree {
                     ..CallTree::default()
                 };
             }
-            // Rolled up for nothing: the self weights again.
-            weights = column_self(profile, range.clone(), value);
         }
+        let mut weights = column_self(profile, range.clone(), value);
         // A node is live when it or a callee has weight (of either sign).
         let mut live = Some(nonzero(&weights));
         // A diff side keeps its self weights (swapped with the other side's,

@@ -33,29 +33,48 @@ pub fn reversed_paths_parallel(
             count += n;
         }
     }
-    let in_first = |s: u32| first_part.get(old.frame[s as usize].0 as usize) == Some(&true);
-    let (a, b): (Vec<u32>, Vec<u32>) = from.iter().partition(|&&s| in_first(s));
+    let in_first: Vec<bool> = from
+        .iter()
+        .map(|&s| first_part.get(old.frame[s as usize].0 as usize) == Some(&true))
+        .collect();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (&s, &first) in from.iter().zip(&in_first) {
+        if first { a.push(s) } else { b.push(s) }
+    }
     if a.is_empty() || b.is_empty() {
         return reversed_paths(old, rank, from);
     }
     let links = Links::of(old, rank);
-    let ((mut table, ids_a), (second, ids_b)) = std::thread::scope(|scope| {
-        let hb = scope.spawn(|| reversed_paths_with_room(&links, rank, &b, &[]));
-        let ra = reversed_paths_with_room(&links, rank, &a, &b);
-        let rb = hb.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (ra, rb)
-    });
-    let off = table.len() as u32;
-    table.reserve(second.len());
-    for (&p, &f) in second.prefix.iter().zip(&second.frame) {
-        table.push_new(if p == NO_PREFIX { p } else { p + off }, f);
+    // Both halves write into one pair of arrays, each from its own end of
+    // the room it may need: their pages are first touched (faulted) by the
+    // thread that fills them, and the second half moves down afterwards.
+    let (room_a, room_b) = (links.steps(&a), links.steps(&b));
+    let mut prefix = vec![0u32; room_a + room_b];
+    let mut frame = vec![0u32; room_a + room_b];
+    let ((ids_a, len_a), (ids_b, len_b)) = {
+        let (pa, pb) = prefix.split_at_mut(room_a);
+        let (fa, fb) = frame.split_at_mut(room_a);
+        std::thread::scope(|scope| {
+            let hb = scope.spawn(|| reverse_into(&links, rank, &b, Out::new(pb, fb)));
+            let ra = reverse_into(&links, rank, &a, Out::new(pa, fa));
+            let rb = hb.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (ra, rb)
+        })
+    };
+    drop(links);
+    let off = len_a as u32;
+    for i in 0..len_b {
+        let p = prefix[room_a + i];
+        prefix[len_a + i] = if p == NO_PREFIX { p } else { p + off };
     }
+    frame.copy_within(room_a..room_a + len_b, len_a);
+    let table = StackTable::from_parts(prefix, frame, len_a + len_b);
     // Back in `from`'s order.
     let (mut ia, mut ib) = (ids_a.into_iter(), ids_b.into_iter());
-    let out = from
+    let out = in_first
         .iter()
-        .map(|&s| {
-            if in_first(s) {
+        .map(|&first| {
+            if first {
                 ia.next().unwrap_or(NO_PREFIX)
             } else {
                 ib.next().map_or(NO_PREFIX, |id| id + off)
@@ -80,7 +99,44 @@ pub fn reversed_paths_parallel(
 /// walk waited on one hash probe after another. O(sum of path lengths + frames).
 /// The new table comes out breadth first: a parent's children have adjacent ids.
 pub fn reversed_paths(old: &StackTable, rank: &[u32], from: &[u32]) -> (StackTable, Vec<u32>) {
-    reversed_paths_with_room(&Links::of(old, rank), rank, from, &[])
+    let links = Links::of(old, rank);
+    let room = links.steps(from);
+    let (mut prefix, mut frame) = (vec![0u32; room], vec![0u32; room]);
+    let (ids, len) = reverse_into(&links, rank, from, Out::new(&mut prefix, &mut frame));
+    (StackTable::from_parts(prefix, frame, len), ids)
+}
+
+/// Where a reversal writes its stacks: room in the new table's arrays, ids
+/// counted from the room's start. Zeroed room is mapped lazily, so the pages
+/// are faulted in by whoever writes them.
+struct Out<'a> {
+    prefix: &'a mut [u32],
+    frame: &'a mut [u32],
+    len: usize,
+}
+
+impl<'a> Out<'a> {
+    fn new(prefix: &'a mut [u32], frame: &'a mut [u32]) -> Self {
+        Out {
+            prefix,
+            frame,
+            len: 0,
+        }
+    }
+
+    /// Appends a stack; the room is one slot per step, so it always fits.
+    #[inline]
+    fn push_new(&mut self, p: u32, f: FrameId) -> u32 {
+        let id = self.len;
+        self.prefix[id] = p;
+        self.frame[id] = f.0;
+        self.len += 1;
+        id as u32
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
 }
 
 /// What the reversal reads of the old table, made once for both threads.
@@ -94,17 +150,44 @@ struct Links {
 }
 
 impl Links {
+    /// At most one new stack per step: the paths' total length.
+    fn steps(&self, from: &[u32]) -> usize {
+        from.iter().map(|&s| self.depth[s as usize] as usize).sum()
+    }
+
+    /// Made on two threads when the table is big (each array is a fresh
+    /// block of tens of megabytes, so half the time goes on page faults).
     fn of(old: &StackTable, rank: &[u32]) -> Links {
-        let mut links: Vec<(FrameId, u32)> = crate::alloc::for_random_reads(old.len());
-        links.extend(old.frame.iter().copied().zip(old.prefix.iter().copied()));
-        let mut depth: Vec<u32> = Vec::with_capacity(old.len());
-        for &p in &old.prefix {
-            depth.push(if p == NO_PREFIX {
-                1
-            } else {
-                depth[p as usize] + 1
-            });
-        }
+        let pairs = || {
+            let mut links: Vec<(FrameId, u32)> = crate::alloc::for_random_reads(old.len());
+            links.extend(old.frame.iter().copied().zip(old.prefix.iter().copied()));
+            links
+        };
+        let depths = || {
+            let mut depth: Vec<u32> = Vec::with_capacity(old.len());
+            for &p in &old.prefix {
+                depth.push(if p == NO_PREFIX {
+                    1
+                } else {
+                    depth[p as usize] + 1
+                });
+            }
+            depth
+        };
+        let (links, depth) = if old.len() > 1 << 20 {
+            std::thread::scope(|s| {
+                let links = s.spawn(pairs);
+                let depth = depths();
+                (
+                    links
+                        .join()
+                        .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                    depth,
+                )
+            })
+        } else {
+            (pairs(), depths())
+        };
         let nframes = old
             .frame
             .iter()
@@ -120,14 +203,9 @@ impl Links {
     }
 }
 
-/// [`reversed_paths`] with room left in the table for the reversal of `more`
-/// too (appended afterwards, as the parallel version does).
-fn reversed_paths_with_room(
-    old: &Links,
-    rank: &[u32],
-    from: &[u32],
-    more: &[u32],
-) -> (StackTable, Vec<u32>) {
+/// The reversal itself, into `new`: the new stack of each `from[i]` (ids
+/// from the room's start) and how many stacks were written.
+fn reverse_into(old: &Links, rank: &[u32], from: &[u32], mut new: Out<'_>) -> (Vec<u32>, usize) {
     #[derive(Clone, Copy)]
     struct Cursor {
         /// Where the path is in `old`.
@@ -137,20 +215,7 @@ fn reversed_paths_with_room(
         /// The new stack reached so far (`NO_PREFIX` before the first step).
         parent: u32,
     }
-    let Links {
-        links,
-        depth,
-        nframes,
-    } = old;
-    // At most one new stack per step: the paths' total length, so the table
-    // never regrows.
-    let steps: usize = from
-        .iter()
-        .chain(more)
-        .map(|&s| depth[s as usize] as usize)
-        .sum();
-    let mut new = StackTable::new();
-    new.reserve(steps);
+    let Links { links, nframes, .. } = old;
     let mut out = vec![NO_PREFIX; from.len()];
     let nframes = *nframes;
     let rank_of = |f: FrameId| rank.get(f.0 as usize).copied().unwrap_or(u32::MAX);
@@ -257,7 +322,7 @@ fn reversed_paths_with_room(
         }
         std::mem::swap(&mut cur, &mut next);
     }
-    (new, out)
+    (out, new.len())
 }
 
 #[cfg(test)]
