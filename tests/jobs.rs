@@ -27,7 +27,11 @@ main;hash 4
 
 /// An App with a real job thread; the receiver gets the jobs' messages.
 fn app() -> (App, mpsc::Receiver<Msg>) {
-    let p = load_bytes(PROFILE);
+    app_of(PROFILE)
+}
+
+fn app_of(profile: &[u8]) -> (App, mpsc::Receiver<Msg>) {
+    let p = load_bytes(profile);
     let tree = default_tree(&p);
     let loaded = Loaded::new(p, tree, Orientation::Icicle, Duration::ZERO);
     let mut app = App::new(
@@ -359,4 +363,49 @@ fn a_linked_pane_for_a_side_no_longer_shown_is_dropped() {
     );
     assert!(text.contains(" after · diff-after.folded"), "{text}");
     assert!(!text.contains("building this side"), "{text}");
+}
+
+/// 70,000 distinct stacks: big enough for the function table's job.
+fn wide_profile() -> Vec<u8> {
+    (0..70_000)
+        .map(|i| format!("main;mid{};leaf{i} {}\n", i % 300, 1 + i % 5))
+        .collect::<String>()
+        .into_bytes()
+}
+
+#[test]
+fn the_function_table_of_a_big_profile_is_built_off_the_ui_thread() {
+    let (mut app, rx) = app_of(&wide_profile());
+    app.update(Action::ToggleView);
+    assert_eq!(app.view, View::Table);
+    assert_eq!(app.busy.as_deref(), Some("building the function table"));
+    assert!(loaded(&app).table.is_empty(), "not built on the UI thread");
+    // Keys wait for it rather than building it here.
+    app.update(Action::MoveDown);
+    assert!(loaded(&app).table.is_empty());
+    let done = finished(&rx);
+    app.job_done(done);
+    assert_eq!(app.busy, None);
+    let l = loaded(&app);
+    let mut want = ember::model::TopTable::build(&l.profile, &l.tree);
+    want.sort(&l.profile, l.table.sort, l.table.descending);
+    assert_eq!(l.table.len(), want.rows.len());
+    assert_eq!(l.table.len(), 70_000 + 300 + 1);
+    // On the first row, of the table as the UI thread would have built it.
+    assert_eq!(l.table.selected(), Some(want.rows[0].frame));
+    assert!(want.rows[0].self_weight > 0);
+}
+
+#[test]
+fn a_function_table_for_a_view_that_changed_is_built_again() {
+    let (mut app, rx) = app_of(&wide_profile());
+    app.update(Action::ToggleView);
+    loaded_mut(&mut app).id += 1; // a reload came first
+    let done = finished(&rx);
+    app.job_done(done);
+    let l = loaded_mut(&mut app);
+    assert!(l.table.is_empty(), "the stale table is dropped");
+    assert_eq!(l.table.pending, None);
+    l.table.ensure(&l.profile, &l.tree);
+    assert_eq!(l.table.len(), 70_000 + 300 + 1);
 }

@@ -273,6 +273,9 @@ impl App {
                 l.pair = None;
                 if self.view != View::Inverted {
                     l.set_inverted(false);
+                    if self.view == View::Table {
+                        job = l.job_table();
+                    }
                 } else {
                     // Built on the job thread the first time; shown when done.
                     job = l.job_invert();

@@ -73,6 +73,13 @@ pub enum Job {
         profile: Arc<Profile>,
         options: TreeOptions,
     },
+    /// The function table of `profile`'s tree with `options` (the view's),
+    /// so that Tab to the table on a big profile does not wait on it.
+    Table {
+        id: u64,
+        profile: Arc<Profile>,
+        options: TreeOptions,
+    },
     /// The other side's tree of the linked before | after view (`key` as in
     /// `PairPane`), so that `|` and `t` draw at once and the pane follows.
     Pair {
@@ -128,6 +135,13 @@ pub enum Done {
     Paired {
         key: (u64, bool, usize),
         tree: CallTree,
+    },
+    Tabled {
+        id: u64,
+        /// The value the table sums.
+        value: usize,
+        table: crate::model::TopTable,
+        counts: Option<Vec<(i64, i64)>>,
     },
     /// What an export wrote (the path, its size, caveats) or why it could not.
     Exported {
@@ -220,6 +234,7 @@ impl Job {
             Job::Export { format, .. } => format!("exporting the view as {}", format.name()),
             Job::Lint { .. } => "checking the profile (lint)".into(),
             Job::Pair { .. } => "building the other side's pane".into(),
+            Job::Table { .. } => "building the function table".into(),
         }
     }
 }
@@ -326,6 +341,19 @@ pub fn run(job: Job) -> Done {
             ),
             delta: crate::model::diff::DeltaTable::from_samples(&profile, options.samples.clone()),
         },
+        Job::Table {
+            id,
+            profile,
+            options,
+        } => {
+            let tree = CallTree::build(&profile, options);
+            Done::Tabled {
+                id,
+                value: tree.options.value,
+                table: crate::model::TopTable::build(&profile, &tree),
+                counts: super::table::sample_counts(&profile, &tree),
+            }
+        }
         Job::Pair {
             key,
             profile,
@@ -463,6 +491,24 @@ impl Loaded {
         }
     }
 
+    /// The function table on the job thread, when the profile is big enough
+    /// to make Tab wait and the table is not built (nor being built).
+    pub fn job_table(&mut self) -> Option<Job> {
+        const BIG: usize = 1 << 16;
+        if self.profile.meta.diff.is_some()
+            || self.profile.stacks.len() < BIG
+            || !self.table.wants(&self.tree)
+        {
+            return None;
+        }
+        self.table.pending = Some(self.tree.options.value);
+        Some(Job::Table {
+            id: self.id,
+            profile: self.profile.clone(),
+            options: self.tree.options.clone(),
+        })
+    }
+
     /// The inverted view, unless it is built already.
     pub fn job_invert(&self) -> Option<Job> {
         (self.alt.is_none() && !self.inverted).then(|| Job::Invert {
@@ -530,6 +576,19 @@ impl Loaded {
                 true
             }
             Done::Paired { key, tree } => self.install_pair(key, tree),
+            Done::Tabled {
+                id,
+                value,
+                table,
+                counts,
+            } => {
+                if id != self.id {
+                    self.table.cancel();
+                    return false;
+                }
+                self.table.offer(&self.profile, value, table, counts);
+                true
+            }
             Done::Transformed { id, all, result } => {
                 if id != self.id {
                     return false;

@@ -29,6 +29,9 @@ pub struct TableState {
     counts: Option<Vec<(i64, i64)>>,
     /// Which tree the table was built from (its value index).
     built_for: Option<usize>,
+    /// The value whose table the job thread is building ([`Self::offer`]);
+    /// until it comes the table is left empty rather than built here.
+    pub pending: Option<usize>,
 }
 
 impl TableState {
@@ -39,17 +42,44 @@ impl TableState {
         }
     }
 
-    /// Builds (or re-sorts) the table for `tree` when it changed.
+    /// Whether the table for `tree` is still to be built (and is not being
+    /// built on the job thread).
+    pub fn wants(&self, tree: &CallTree) -> bool {
+        let value = Some(tree.options.value);
+        (self.built_for != value || self.table.is_none()) && self.pending != value
+    }
+
+    /// Builds the table for `tree` when it changed, unless the job thread
+    /// is building it.
     pub fn ensure(&mut self, profile: &Profile, tree: &CallTree) {
-        if self.built_for != Some(tree.options.value) || self.table.is_none() {
-            let mut t = TopTable::build(profile, tree);
-            t.sort(profile, self.sort, self.descending);
-            self.counts = sample_counts(profile, tree);
-            self.table = Some(t);
-            self.built_for = Some(tree.options.value);
-            self.cursor = 0;
-            self.offset = 0;
+        if self.wants(tree) {
+            let t = TopTable::build(profile, tree);
+            let counts = sample_counts(profile, tree);
+            self.offer(profile, tree.options.value, t, counts);
         }
+    }
+
+    /// Takes a table built elsewhere (the job thread) for value `value`.
+    pub fn offer(
+        &mut self,
+        profile: &Profile,
+        value: usize,
+        mut table: TopTable,
+        counts: Option<Vec<(i64, i64)>>,
+    ) {
+        table.sort(profile, self.sort, self.descending);
+        self.table = Some(table);
+        self.counts = counts;
+        self.built_for = Some(value);
+        self.pending = None;
+        self.cursor = 0;
+        self.offset = 0;
+    }
+
+    /// The job's table will not come (its view went stale): build it here
+    /// when next needed.
+    pub fn cancel(&mut self) {
+        self.pending = None;
     }
 
     /// Sorts by `key`; the same key again flips the direction.
@@ -124,7 +154,7 @@ impl TableState {
 
 /// Per frame (self, total) sample counts from a `samples` value type, when the
 /// shown one is something else (pprof's cpu nanoseconds next to samples/count).
-fn sample_counts(profile: &Profile, tree: &CallTree) -> Option<Vec<(i64, i64)>> {
+pub(crate) fn sample_counts(profile: &Profile, tree: &CallTree) -> Option<Vec<(i64, i64)>> {
     let shown = &profile.value_types[tree.options.value];
     if shown.counts_samples() {
         return None;
@@ -209,7 +239,16 @@ impl StatefulWidget for TableView<'_> {
             w,
             self.theme.status_label.add_modifier(Modifier::BOLD),
         );
-        let Some(table) = &state.table else {
+        let Some(table) = state.table.as_ref().filter(|_| state.pending.is_none()) else {
+            if state.pending.is_some() && area.height > 1 {
+                buf.set_stringn(
+                    area.x + 2,
+                    area.y + 1,
+                    fit("building the function table…", w.saturating_sub(2)),
+                    w.saturating_sub(2),
+                    self.theme.status_label,
+                );
+            }
             return;
         };
         for (i, r) in table.rows.iter().enumerate().skip(state.offset).take(rows) {

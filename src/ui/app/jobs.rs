@@ -66,7 +66,8 @@ impl App {
                     | Job::CompareRanges { .. }
                     | Job::Export { .. }
                     | Job::Lint { .. }
-                    | Job::Pair { .. } => None,
+                    | Job::Pair { .. }
+                    | Job::Table { .. } => None,
                 };
                 // The lint is quiet: asked after every load and reload, it
                 // would make a live view's header flicker. The other side's
@@ -115,7 +116,8 @@ impl App {
             | Done::Compared { .. }
             | Done::Exported { .. }
             | Done::Linted { .. }
-            | Done::Paired { .. } => None,
+            | Done::Paired { .. }
+            | Done::Tabled { .. } => None,
         };
         let installed = l.install(done);
         if installed && inverted && self.view == View::Inverted {
