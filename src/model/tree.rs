@@ -155,8 +155,6 @@ impl CallTree {
             }
         }
         let mut weights = column_self(profile, range.clone(), value);
-        // A node is live when it or a callee has weight (of either sign).
-        let mut live = Some(nonzero(&weights));
         // A diff side keeps its self weights (swapped with the other side's,
         // or replaced by the larger of the two). Any other tree rolls them
         // up into the totals in place and works a node's self out from its
@@ -167,40 +165,35 @@ impl CallTree {
         } else {
             Vec::new()
         };
-        // On a big tree the child lists are built on a second thread while the
-        // totals roll up; not when the widths are still to change (the larger
-        // of a diff's two sides).
-        let lists = if weights.len() > PARALLEL_NODES && !options.larger {
-            std::thread::scope(|s| {
-                let live = live.take().unwrap_or_default();
-                let lists = s.spawn(|| child_lists(profile, live));
+        let larger = options.larger && pair.is_some();
+        let kids = match pair.as_deref_mut() {
+            // The widths change to the larger of the two sides, and so do the
+            // self weights that say which nodes are live.
+            Some(p) if larger => {
                 roll_up(profile, &mut weights);
-                Some(
-                    lists
-                        .join()
-                        .unwrap_or_else(|e| std::panic::resume_unwind(e)),
-                )
-            })
-        } else {
-            roll_up(profile, &mut weights);
-            None
-        };
-        let mut total = weights;
-        let larger = match pair.as_deref_mut() {
-            Some(p) if options.larger => {
-                larger_of_two(p, &mut self_w, &mut total, profile);
-                true
+                larger_of_two(p, &mut self_w, &mut weights, profile);
+                child_lists(profile, nonzero(&self_w))
             }
-            _ => false,
+            // A node is live when it or a callee has weight (of either sign).
+            // On a big tree the lists are built on a second thread while the
+            // totals roll up.
+            _ => {
+                let live = nonzero(&weights);
+                if weights.len() > PARALLEL_NODES {
+                    std::thread::scope(|s| {
+                        let lists = s.spawn(|| child_lists(profile, live));
+                        roll_up(profile, &mut weights);
+                        lists
+                            .join()
+                            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+                    })
+                } else {
+                    roll_up(profile, &mut weights);
+                    child_lists(profile, live)
+                }
+            }
         };
-        let kids = match lists {
-            Some(lists) => lists,
-            // The larger of two sides has self weights of its own.
-            None => match live.take() {
-                Some(live) if !larger => child_lists(profile, live),
-                _ => child_lists(profile, nonzero(&self_w)),
-            },
-        };
+        let total = weights;
         let shown = profile.value_types.get(value);
         let (counts, sample_scale) = match (&pair, shown) {
             (Some(p), Some(vt)) => match (&p.counts[p.side], &p.shown) {
