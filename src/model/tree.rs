@@ -115,12 +115,14 @@ impl CallTree {
         };
         // A breadth-first table with its siblings adjacent and in name order
         // (a reversal's) keeps them as they are, when every node is shown.
-        let rank = (options.order == ChildOrder::Name).then(|| profile.frames.name_ranks());
-        if let Some(rank) = &rank
+        // (A parse's depth-first table fails the first look, before any
+        // name is ranked.)
+        if options.order == ChildOrder::Name
             && pair.is_none()
-            && all_positive(profile, &range, value)
             && children::looks_breadth_first(profile)
+            && all_positive(profile, &range, value)
         {
+            let rank = &profile.frames.name_ranks();
             let totals = || {
                 let mut w = column_self(profile, range.clone(), value);
                 roll_up(profile, &mut w);

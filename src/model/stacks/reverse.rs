@@ -5,8 +5,9 @@ use crate::model::frames::FrameId;
 
 /// [`reversed_paths`] on two threads when there is enough to do: the paths
 /// are split by their first frame (the new root) into two halves of about
-/// the same count, whose reversed trees share no stack, and the second
-/// table is appended to the first with its ids moved on.
+/// the same count, whose reversed trees share no stack. Both write into one
+/// table's room (the first from its start, the second from the end of the
+/// first's room), and the second part then moves down, its ids moved on.
 pub fn reversed_paths_parallel(
     old: &StackTable,
     rank: &[u32],

@@ -4,8 +4,8 @@
 //! A table made breadth first with siblings adjacent and in name order (what a
 //! reversal makes: the inverted view, a callers tree) already has its children
 //! as runs of adjacent nodes, so the tree keeps one start per node and no list:
-//! a third less memory for the inverted view of a big profile and no pass that
-//! scatters children or sorts them.
+//! no child array (117 MB less for the 29M-node inverted tree of a 1M-line
+//! profile) and no pass that scatters children or sorts them.
 
 use super::{NodeId, parent_index};
 use crate::model::profile::Profile;

@@ -39,13 +39,9 @@ impl Strings {
 /// pprof's (type, unit) for a value type.
 fn pprof_type(vt: &ValueType) -> (&str, &str) {
     let unit = match &vt.unit {
-        Unit::Samples | Unit::Count => "count",
-        Unit::Nanoseconds => "nanoseconds",
-        Unit::Microseconds => "microseconds",
-        Unit::Milliseconds => "milliseconds",
-        Unit::Seconds => "seconds",
-        Unit::Bytes => "bytes",
-        Unit::Other(s) => s,
+        // pprof counts samples in "count".
+        Unit::Samples => "count",
+        u => u.name(),
     };
     (&vt.kind, unit)
 }
