@@ -113,13 +113,13 @@ impl CallTree {
         } else {
             pair_weights(profile, value, &range)
         };
-        // A breadth-first table with its siblings adjacent and in name order
-        // (a reversal's) keeps them as they are, when every node is shown.
+        // A table with each node's children adjacent and in name order (a
+        // reversal's) keeps them as they are, when every node is shown.
         // (A parse's depth-first table fails the first look, before any
         // name is ranked.)
         if options.order == ChildOrder::Name
             && pair.is_none()
-            && children::looks_breadth_first(profile)
+            && children::looks_like_runs(profile)
             && all_positive(profile, &range, value)
         {
             let rank = &profile.frames.name_ranks();
