@@ -10,8 +10,12 @@ use super::profile::{Profile, ValueType};
 use super::stacks::{NO_PREFIX, StackId};
 
 mod children;
+mod weights;
 pub use children::ChildIter;
 use children::{Kids, child_lists, runs};
+use weights::{
+    Totals, all_positive, column_self, column_self_total, column_totals, positive_totals, roll_up,
+};
 
 /// Fewer samples than this cannot be told apart from chance: a node or function
 /// resting on fewer ([`CallTree::samples`]) is noise-level, and the viewer dims it.
@@ -72,7 +76,7 @@ pub struct TreeOptions {
 
 #[derive(Clone, Debug, Default)]
 pub struct CallTree {
-    total: Vec<i64>,
+    total: Totals,
     self_w: Vec<i64>,
     kids: Kids,
     /// Samples behind each node when the shown value is not a sample count (cpu
@@ -123,11 +127,7 @@ impl CallTree {
             && all_positive(profile, &range, value)
         {
             let rank = &profile.frames.name_ranks();
-            let totals = || {
-                let mut w = column_self(profile, range.clone(), value);
-                roll_up(profile, &mut w);
-                w
-            };
+            let totals = || positive_totals(profile, range.clone(), value);
             // The runs on a second thread while the totals are summed (both
             // mostly wait on fresh pages).
             let (kids, total) = if profile.stacks.len() > PARALLEL_NODES {
@@ -143,7 +143,7 @@ impl CallTree {
             // Positive weights give every node a positive total; a table with
             // stacks no sample reaches has nodes of none, which are not shown.
             if let Some(kids) = kids
-                && total.iter().skip(1).all(|&t| t > 0)
+                && total.all_positive_below_root()
             {
                 let (counts, sample_scale) = own_counts(profile, value, range);
                 return CallTree {
@@ -195,7 +195,7 @@ impl CallTree {
                 }
             }
         };
-        let total = weights;
+        let total = Totals::Wide(weights);
         let shown = profile.value_types.get(value);
         let (counts, sample_scale) = match (&pair, shown) {
             (Some(p), Some(vt)) => match (&p.counts[p.side], &p.shown) {
@@ -245,7 +245,7 @@ impl CallTree {
         }
         let [other_self, other_total] = &mut pair.other;
         std::mem::swap(&mut self.self_w, other_self);
-        std::mem::swap(&mut self.total, other_total);
+        std::mem::swap(self.total.wide_mut(), other_total);
         pair.side = 1 - pair.side;
         self.options.value = meta.sides[pair.side].value;
         (self.counts, self.sample_scale) = match &pair.counts[pair.side] {
@@ -282,7 +282,9 @@ impl CallTree {
                     let (a, b) = (start[w] as usize, start[w + 1] as usize);
                     if b - a > 1 {
                         list[a..b].sort_unstable_by(|x, y| {
-                            total[*y as usize].cmp(&total[*x as usize]).then(x.cmp(y))
+                            (total.get(*y as usize))
+                                .cmp(&total.get(*x as usize))
+                                .then(x.cmp(y))
                         });
                     }
                 }
@@ -312,7 +314,7 @@ impl CallTree {
 
     #[inline]
     pub fn total(&self, n: NodeId) -> i64 {
-        self.total[n.0 as usize]
+        self.total.get(n.0 as usize)
     }
 
     /// How many samples lie under `n`, when the profile says: the shown value
@@ -345,7 +347,7 @@ impl CallTree {
         total[p.side] = match &p.shown {
             Some(own) => own[which][i],
             None if which == 0 => self.self_w[i],
-            None => self.total[i],
+            None => self.total.get(i),
         };
         total[1 - p.side] = p.other[which][i];
         let samples = [0, 1].map(|s| match &p.counts[s] {
@@ -365,7 +367,7 @@ impl CallTree {
             Some(&w) => w,
             None => {
                 let below: i64 = self.child_ids(n).map(|c| self.total(c)).sum();
-                self.total[i] - below
+                self.total.get(i) - below
             }
         }
     }
@@ -501,16 +503,6 @@ fn larger_of_two(p: &mut PairWeights, self_w: &mut [i64], total: &mut Vec<i64>, 
     p.shown = Some([own_self, own_total]);
 }
 
-/// Whether every sample in `range` has a positive value `idx`.
-fn all_positive(profile: &Profile, range: &std::ops::Range<usize>, idx: usize) -> bool {
-    let stride = profile.value_types.len().max(1);
-    profile
-        .samples
-        .values
-        .get(range.start * stride..range.end * stride)
-        .is_some_and(|v| v.iter().skip(idx).step_by(stride).all(|&v| v > 0))
-}
-
 /// What noise is judged by in a tree of no diff: the shown value's own
 /// scale when it counts samples, else the profile's sample counts.
 fn own_counts(
@@ -538,49 +530,6 @@ fn sample_counts(profile: &Profile, range: std::ops::Range<usize>) -> Option<Vec
             .for_each(|t| *t = (*t as f64 / scale) as i64);
     }
     Some(total)
-}
-
-/// Per node (self, total) of value column `idx` over the samples in `range`.
-fn column_self_total(
-    profile: &Profile,
-    range: std::ops::Range<usize>,
-    idx: usize,
-) -> [Vec<i64>; 2] {
-    let self_w = column_self(profile, range, idx);
-    let mut total = self_w.clone();
-    roll_up(profile, &mut total);
-    [self_w, total]
-}
-
-/// Per node totals of value column `idx` over the samples in `range`.
-fn column_totals(profile: &Profile, range: std::ops::Range<usize>, idx: usize) -> Vec<i64> {
-    let mut total = column_self(profile, range, idx);
-    roll_up(profile, &mut total);
-    total
-}
-
-/// Per node sums of value column `idx` over the samples in `range`, each on its
-/// own stack's node (self weights).
-fn column_self(profile: &Profile, range: std::ops::Range<usize>, idx: usize) -> Vec<i64> {
-    let stride = profile.value_types.len().max(1);
-    let mut out = crate::alloc::zeros_written::<i64>(profile.stacks.len() + 1);
-    let stacks = &profile.samples.stack[range.clone()];
-    let values = profile.samples.values[range.start * stride..range.end * stride]
-        .iter()
-        .skip(idx)
-        .step_by(stride);
-    for (&s, &v) in stacks.iter().zip(values) {
-        out[if s == u32::MAX { 0 } else { s as usize + 1 }] += v;
-    }
-    out
-}
-
-/// Adds every node's weight into its parent's, children before parents.
-fn roll_up(profile: &Profile, w: &mut [i64]) {
-    let prefixes = profile.stacks.prefixes();
-    for s in (0..prefixes.len()).rev() {
-        w[parent_index(prefixes[s])] += w[s + 1];
-    }
 }
 
 #[inline]
