@@ -119,8 +119,8 @@ impl CallTree {
         };
         // A table with each node's children adjacent and in name order (a
         // reversal's) keeps them as they are, when every node is shown.
-        // (A parse's depth-first table fails the first look, before any
-        // name is ranked.)
+        // (A parse's depth-first table mostly fails the first look, before
+        // any name is ranked; one that passes it is checked in full.)
         if options.order == ChildOrder::Name
             && pair.is_none()
             && children::looks_like_runs(profile)

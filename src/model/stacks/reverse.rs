@@ -250,7 +250,8 @@ fn reverse_into(old: &Links, rank: &[u32], from: &[u32], mut new: Out<'_>) -> (V
         })
         .collect();
     let mut next: Vec<Cursor> = Vec::with_capacity(cur.len());
-    // Per cursor of the level: its new stack, and where its path goes next in `old`.
+    // Per cursor of the level: its new stack, and where its path goes next in
+    // `old` (`NO_PREFIX`: it ends here, or goes on as a chain).
     let mut step: Vec<(u32, u32)> = Vec::with_capacity(cur.len());
     let mut counts: Vec<u32> = Vec::new();
     let mut gathered: Vec<(FrameId, u32)> = Vec::with_capacity(cur.len());
@@ -374,33 +375,43 @@ fn walk_chains(old: &Links, chains: &[Cursor], new: &mut Out<'_>, out: &mut [u32
         origin: u32,
     }
     let links = &old.links;
-    for batch in chains.chunks(LANES) {
-        let mut lanes = [Lane::default(); LANES];
-        for (lane, c) in lanes.iter_mut().zip(batch) {
-            let len = old.depth[c.pos as usize] as usize;
-            *lane = Lane {
-                pos: c.pos,
-                at: new.reserve(len),
-                parent: c.parent,
-                origin: c.origin,
-            };
-        }
-        let mut live = batch.len();
-        while live > 0 {
-            let mut k = 0;
-            while k < live {
-                let lane = &mut lanes[k];
-                let (f, up) = links[lane.pos as usize];
-                new.set(lane.at, lane.parent, f);
-                lane.parent = lane.at;
-                lane.at += 1;
-                lane.pos = up;
-                if up == NO_PREFIX {
-                    out[lane.origin as usize] = lane.parent;
+    let start = |c: &Cursor, new: &mut Out<'_>| Lane {
+        pos: c.pos,
+        at: new.reserve(old.depth[c.pos as usize] as usize),
+        parent: c.parent,
+        origin: c.origin,
+    };
+    let mut todo = chains.iter();
+    let mut lanes = [Lane::default(); LANES];
+    let mut live = 0;
+    for c in todo.by_ref().take(LANES) {
+        lanes[live] = start(c, new);
+        live += 1;
+    }
+    // A lane whose chain ends takes the next one, so a long chain (deep
+    // recursion) is walked beside others.
+    while live > 0 {
+        let mut k = 0;
+        while k < live {
+            let lane = &mut lanes[k];
+            let (f, up) = links[lane.pos as usize];
+            new.set(lane.at, lane.parent, f);
+            lane.parent = lane.at;
+            lane.at += 1;
+            lane.pos = up;
+            if up != NO_PREFIX {
+                k += 1;
+                continue;
+            }
+            out[lane.origin as usize] = lane.parent;
+            match todo.next() {
+                Some(c) => {
+                    lanes[k] = start(c, new);
+                    k += 1;
+                }
+                None => {
                     live -= 1;
                     lanes[k] = lanes[live];
-                } else {
-                    k += 1;
                 }
             }
         }

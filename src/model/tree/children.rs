@@ -7,8 +7,8 @@
 //! no start per node: a bit says a node's first child is the next node (the
 //! reversal's chains, 92% of the 29M nodes of a 1M-line profile's inverted
 //! view), the others' first children are kept by rank, and a bit marks each
-//! run's end. That is about 2.5 bits and 0.5 bytes a node where the lists took
-//! 8 bytes, with no pass that scatters children or sorts them.
+//! run's end. That is 3.5 bits and about half a byte a node where the lists
+//! took 8 bytes, with no pass that scatters children or sorts them.
 
 use super::{NodeId, parent_index};
 use crate::model::profile::Profile;
@@ -33,10 +33,10 @@ pub(super) enum Kids {
 }
 
 /// The first children that are not the next node, by the parent's rank
-/// among the marked nodes: 4 bytes per such node and 2 bits per node, not
+/// among the marked nodes: 4 bytes per such node and 1.5 bits per node, not
 /// 4 bytes per node (117 MB less for a 29M-node inverted tree, 92% of whose
 /// nodes are chains).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct Far {
     marked: Vec<u64>,
     /// Marked nodes before each word of `marked`.
@@ -202,7 +202,7 @@ pub(super) fn runs(profile: &Profile, rank: &[u32]) -> Option<Kids> {
     let rank_of = |c: usize| rank.get(frames[c].0 as usize).copied();
     let n = prefixes.len();
     let words = (n + 1).div_ceil(64);
-    let (mut next, mut ends, mut began) = (vec![0u64; words], vec![0u64; words], vec![0u64; words]);
+    let (mut next, mut ends) = (vec![0u64; words], vec![0u64; words]);
     let mut far_marked = vec![0u64; words];
     // (parent, first child) of the runs that do not start at the parent's next node.
     let mut far: Vec<(u32, u32)> = Vec::with_capacity(n / 8);
@@ -227,10 +227,10 @@ pub(super) fn runs(profile: &Profile, rank: &[u32]) -> Option<Kids> {
                 set(&mut ends, c);
             }
             if p != NO_PREFIX {
-                if bit(&began, pn) {
+                // A parent's run starts once: marked `next` or `far` then.
+                if bit(&next, pn) || bit(&far_marked, pn) {
                     return None;
                 }
-                set(&mut began, pn);
                 if pn + 1 == node {
                     set(&mut next, pn);
                 } else {
@@ -248,7 +248,6 @@ pub(super) fn runs(profile: &Profile, rank: &[u32]) -> Option<Kids> {
     if n > 0 {
         set(&mut ends, n);
     }
-    drop(began);
     let mut before = Vec::with_capacity(words);
     let mut count = 0u32;
     for w in &far_marked {
@@ -256,17 +255,16 @@ pub(super) fn runs(profile: &Profile, rank: &[u32]) -> Option<Kids> {
         count += w.count_ones();
     }
     // Each first child at its parent's rank among the marked nodes.
-    let mut far_of = Far {
+    let mut far_first = Far {
         marked: far_marked,
         before,
         first: vec![0; count as usize],
     };
     for (p, c) in far {
-        if let Some(i) = far_of.rank(p as usize) {
-            far_of.first[i] = c;
+        if let Some(i) = far_first.rank(p as usize) {
+            far_first.first[i] = c;
         }
     }
-    let far = far_of;
     let ranks: Option<Vec<u32>> = roots.iter().map(|&r| rank_of(r as usize - 1)).collect();
     let ranks = ranks?;
     let mut order: Vec<(u32, u32)> = ranks.into_iter().zip(roots.iter().copied()).collect();
@@ -274,7 +272,7 @@ pub(super) fn runs(profile: &Profile, rank: &[u32]) -> Option<Kids> {
     let roots = order.into_iter().map(|(_, r)| r).collect();
     Some(Kids::Runs {
         next,
-        far,
+        far: far_first,
         ends,
         roots,
         nodes: n + 1,
@@ -369,9 +367,24 @@ mod tests {
     }
 
     #[test]
+    fn a_run_ends_at_the_next_mark_across_words() {
+        let mut ends = vec![0u64; 3];
+        set(&mut ends, 3);
+        set(&mut ends, 130);
+        assert_eq!(run_end(&ends, 3), 3);
+        assert_eq!(run_end(&ends, 4), 130);
+        assert_eq!(run_end(&ends, 64), 130);
+        assert_eq!(
+            run_end(&ends, 131),
+            131,
+            "no mark after: the run is one node"
+        );
+    }
+
+    #[test]
     fn an_inverted_tree_keeps_its_runs_and_equals_the_listed_tree() {
-        // Enough paths for the reversal's two threads, whose tables meet
-        // with roots between two runs.
+        // Enough paths for the reversal's two threads (the second's roots
+        // come after the first's chains), chains of 1-3 stacks.
         let p = wide(120_000);
         let inv = invert(&p);
         let tree = CallTree::build(&inv, TreeOptions::default());
