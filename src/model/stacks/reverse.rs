@@ -64,24 +64,34 @@ pub fn reversed_paths_parallel(
     };
     drop(links);
     let off = len_a as u32;
-    for i in 0..len_b {
-        let p = prefix[room_a + i];
-        prefix[len_a + i] = if p == NO_PREFIX { p } else { p + off };
-    }
-    frame.copy_within(room_a..room_a + len_b, len_a);
-    let table = StackTable::from_parts(prefix, frame, len_a + len_b);
-    // Back in `from`'s order.
-    let (mut ia, mut ib) = (ids_a.into_iter(), ids_b.into_iter());
-    let out = in_first
-        .iter()
-        .map(|&first| {
-            if first {
-                ia.next().unwrap_or(NO_PREFIX)
-            } else {
-                ib.next().map_or(NO_PREFIX, |id| id + off)
+    // The second part's prefixes move down (and on) on one thread while its
+    // frames move and the ids go back in `from`'s order on this one: each
+    // is a pass over tens of megabytes.
+    let out = std::thread::scope(|scope| {
+        let moved = scope.spawn(|| {
+            for i in 0..len_b {
+                let p = prefix[room_a + i];
+                prefix[len_a + i] = if p == NO_PREFIX { p } else { p + off };
             }
-        })
-        .collect();
+        });
+        frame.copy_within(room_a..room_a + len_b, len_a);
+        let (mut ia, mut ib) = (ids_a.into_iter(), ids_b.into_iter());
+        let out: Vec<u32> = in_first
+            .iter()
+            .map(|&first| {
+                if first {
+                    ia.next().unwrap_or(NO_PREFIX)
+                } else {
+                    ib.next().map_or(NO_PREFIX, |id| id + off)
+                }
+            })
+            .collect();
+        moved
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        out
+    });
+    let table = StackTable::from_parts(prefix, frame, len_a + len_b);
     (table, out)
 }
 
