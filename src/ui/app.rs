@@ -355,7 +355,7 @@ impl App {
             let place = l.flame.save(&l.tree, &l.profile);
             // Swapped in place when going from one side to the other; else
             // rebuilt, the old tree dropped first so two are never held at once.
-            let mut tree = std::mem::take(&mut l.tree);
+            let mut tree = Arc::unwrap_or_clone(std::mem::take(&mut l.tree));
             l.pair = None;
             if larger || want_larger || !tree.swap_sides(&l.profile) {
                 drop(tree);
@@ -428,7 +428,7 @@ impl App {
                     ChildOrder::Name => ChildOrder::Weight,
                     ChildOrder::Weight => ChildOrder::Name,
                 };
-                tree.set_order(profile, order);
+                Arc::make_mut(tree).set_order(profile, order);
             }
             Action::Help
             | Action::Quit
@@ -536,9 +536,9 @@ impl App {
         let (profile, tree, flame) = match l.sandwich.as_deref_mut() {
             Some(sw) => {
                 let p = sw.pane_mut();
-                (&p.profile, &mut p.tree, &mut p.flame)
+                (&p.profile, &p.tree, &mut p.flame)
             }
-            None => (&*l.profile, &mut l.tree, &mut l.flame),
+            None => (&*l.profile, &*l.tree, &mut l.flame),
         };
         match kind {
             MouseEventKind::Down(MouseButton::Left) => {

@@ -75,12 +75,12 @@ pub enum Job {
         profile: Arc<Profile>,
         options: TreeOptions,
     },
-    /// The function table of `profile`'s tree with `options` (the view's),
-    /// so that Tab to the table on a big profile does not wait on it.
+    /// The function table of the view's tree, shared with the view, so that
+    /// Tab to the table on a big profile does not wait on it.
     Table {
         id: u64,
         profile: Arc<Profile>,
-        options: TreeOptions,
+        tree: Arc<CallTree>,
     },
     /// The other side's tree of the linked before | after view (`key` as in
     /// `PairPane`), so that `|` and `t` draw at once and the pane follows.
@@ -343,19 +343,12 @@ pub fn run(job: Job) -> Done {
             ),
             delta: crate::model::diff::DeltaTable::from_samples(&profile, options.samples.clone()),
         },
-        Job::Table {
+        Job::Table { id, profile, tree } => Done::Tabled {
             id,
-            profile,
-            options,
-        } => {
-            let tree = CallTree::build(&profile, options);
-            Done::Tabled {
-                id,
-                value: tree.options.value,
-                table: crate::model::TopTable::build(&profile, &tree),
-                counts: super::table::sample_counts(&profile, &tree),
-            }
-        }
+            value: tree.options.value,
+            table: crate::model::TopTable::build(&profile, &tree),
+            counts: super::table::sample_counts(&profile, &tree),
+        },
         Job::Pair {
             key,
             profile,

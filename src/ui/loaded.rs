@@ -10,12 +10,17 @@ use super::sandwich::Sandwich;
 use super::table::TableState;
 use crate::model::{CallTree, NodeId, Profile, Transform, TransformError, TreeOptions};
 
+/// A profile, its tree and the place in it: what the inverted view swaps.
+pub(super) type View = (Arc<Profile>, Arc<CallTree>, FlameState);
+
 /// A profile ready to explore.
 pub struct Loaded {
     /// The profile on screen: `base` with `transforms` applied. Shared, so a
     /// job thread gets it without a copy.
     pub profile: Arc<Profile>,
-    pub tree: CallTree,
+    /// Shared too: the function table's job reads it (`Arc::make_mut`
+    /// before a change, which copies only while that job holds it).
+    pub tree: Arc<CallTree>,
     pub flame: FlameState,
     pub table: TableState,
     pub load_time: Duration,
@@ -28,7 +33,7 @@ pub struct Loaded {
     /// Whether `profile`, `tree` and `flame` hold the inverted (bottom-up) view;
     /// `alt` then holds the top-down ones, and the other way round.
     pub inverted: bool,
-    pub(super) alt: Option<Box<(Arc<Profile>, CallTree, FlameState)>>,
+    pub(super) alt: Option<Box<View>>,
     /// Changes whenever the profile or tree does: a job's result is installed
     /// only into the view it was made for.
     pub id: u64,
@@ -64,7 +69,7 @@ impl Loaded {
     ) -> Loaded {
         Loaded {
             profile: profile.into(),
-            tree,
+            tree: Arc::new(tree),
             flame: FlameState::new(orientation),
             table: TableState::new(),
             load_time,
@@ -114,7 +119,7 @@ impl Loaded {
             let inv = crate::model::invert::invert(&self.profile);
             let tree = CallTree::build(&inv, self.tree.options.clone());
             let flame = FlameState::new(self.flame.orientation);
-            Box::new((Arc::new(inv), tree, flame))
+            Box::new((Arc::new(inv), Arc::new(tree), flame))
         });
         let (profile, tree, mut flame) = *alt;
         flame.orientation = self.flame.orientation;
@@ -165,7 +170,7 @@ impl Loaded {
         tree: CallTree,
         place: Option<crate::ui::flame_state::SavedPlace>,
     ) {
-        self.tree = tree;
+        self.tree = Arc::new(tree);
         self.id = next_id();
         self.table = TableState::new();
         self.delta = super::diff::DeltaState::default();

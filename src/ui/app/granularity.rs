@@ -128,7 +128,7 @@ impl App {
             let tree = CallTree::build(&new.profile, options);
             new.set_tree(tree, None);
         } else if new.tree.options.order != order {
-            new.tree.set_order(&new.profile, order);
+            std::sync::Arc::make_mut(&mut new.tree).set_order(&new.profile, order);
         }
         let z = granularity::find_keys(&new.tree, &new.profile, to, level, &zoom);
         let s = granularity::find_keys(&new.tree, &new.profile, to, level, &selected);

@@ -101,7 +101,7 @@ impl App {
             let tree = CallTree::build(&loaded.profile, options);
             loaded.set_tree(tree, None);
         } else if loaded.tree.options.order != order {
-            loaded.tree.set_order(&loaded.profile, order);
+            std::sync::Arc::make_mut(&mut loaded.tree).set_order(&loaded.profile, order);
         }
         loaded.transform_error = old.transform_error.take();
         place.restore(&mut loaded);

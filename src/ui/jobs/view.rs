@@ -81,7 +81,7 @@ impl Loaded {
         Some(Job::Table {
             id: self.id,
             profile: self.profile.clone(),
-            options: self.tree.options.clone(),
+            tree: self.tree.clone(),
         })
     }
 
@@ -124,7 +124,7 @@ impl Loaded {
                     return false;
                 }
                 let flame = FlameState::new(self.flame.orientation);
-                self.alt = Some(Box::new((profile, tree, flame)));
+                self.alt = Some(Box::new((profile, Arc::new(tree), flame)));
                 true
             }
             Done::Sandwich { id, sandwich } => {

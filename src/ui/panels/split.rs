@@ -79,7 +79,7 @@ pub fn draw_split(
             }
         };
         let missing = tree.total(selected) == 0 && selected != NodeId::ROOT;
-        let pairs = (side != active).then_some(&l.tree);
+        let pairs = (side != active).then_some(&*l.tree);
         let mut text = format!(
             " {} · {}",
             if side == 0 { "before" } else { "after" },
