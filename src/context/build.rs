@@ -244,6 +244,8 @@ impl Builder {
         for s in &mut self.series {
             s.values.resize(n, f32::NAN);
         }
+        // A column the log never had (vmstat's `gu` before procps-ng 4) is no series.
+        self.series.retain(|s| s.values.iter().any(|v| !v.is_nan()));
         let clock = match times {
             Times::Wall { ends, utc_offset_s } => {
                 self.wall_times(&ends);

@@ -282,6 +282,19 @@ dz bl   swap  wolna nieakt    akt   si   so    bi    bo   in   cs uż sy be io s
     }
 
     #[test]
+    fn a_log_without_the_guest_column_has_no_guest_series() {
+        let w = "\
+procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----
+ r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st
+ 7  0      0 21382620  31436 2695036    0    0  1979  3243  451  950 37  9 54  0  0
+";
+        let s = read_str(w, &ContextOptions::default());
+        assert!(s.series(Metric::CpuGuest, &Entity::System).is_none());
+        assert_eq!(col(&s, Metric::CpuSteal), [0.0]);
+        assert_eq!(s.series.len(), 17);
+    }
+
+    #[test]
     fn wide_with_guest_and_repeated_headers() {
         let w = "\
 --procs-- -----------------------memory---------------------- ---swap-- -----io---- -system-- ----------cpu----------
