@@ -523,6 +523,19 @@ fn refuse_input(out: &std::path::Path, profile: &std::path::Path) -> Result<()> 
     Ok(())
 }
 
+/// Whether `e` is a usage error ([`crate::error::Usage`], or a time range that is backwards
+/// or unreadable): exit status 2 rather than 1.
+pub fn is_usage(e: &anyhow::Error) -> bool {
+    use crate::model::timerange::RangeError;
+    e.chain().any(|c| {
+        c.is::<crate::error::Usage>()
+            || matches!(
+                c.downcast_ref::<RangeError>(),
+                Some(RangeError::Backwards { .. } | RangeError::BadTime { .. })
+            )
+    })
+}
+
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<io::Error>()

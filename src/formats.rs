@@ -216,6 +216,10 @@ pub(crate) fn for_each_line_chunk(
 pub fn detect(head: &[u8], complete: bool) -> Option<Format> {
     let mut folded_unsure = false;
     for &f in Format::ALL {
+        if f == Format::Folded && looks_like_json(head) {
+            // JSON that no JSON reader took is no profile; never folded lines.
+            return None;
+        }
         match f.probe(head, complete) {
             Some(true) => return Some(f),
             None if f == Format::Folded => folded_unsure = true,
@@ -231,6 +235,9 @@ pub fn detect(head: &[u8], complete: bool) -> Option<Format> {
 /// that arrives slowly; at its end (or after [`input::HEAD_LEN`] bytes) use `detect`.
 pub fn detect_early(head: &[u8]) -> Option<Format> {
     for &f in Format::ALL {
+        if f == Format::Folded && looks_like_json(head) {
+            return None;
+        }
         match f.probe(head, false) {
             Some(true) => return Some(f),
             Some(false) => {}
@@ -238,6 +245,23 @@ pub fn detect_early(head: &[u8]) -> Option<Format> {
         }
     }
     None
+}
+
+/// Starts like a JSON object or array: `{"` or `{}`, or `[` then blank, `{`,
+/// `[`, `"` or `]`. Folded stacks may start with `[unknown];...`, and a frame
+/// beginning `{"` is not something a profiler writes.
+pub(crate) fn looks_like_json(head: &[u8]) -> bool {
+    let text = strip_bom(head).trim_ascii_start();
+    let rest = text.get(1..).unwrap_or_default();
+    let next = rest.trim_ascii_start().first();
+    match text.first() {
+        Some(b'{') => matches!(next, Some(b'"' | b'}')),
+        Some(b'[') => {
+            matches!(next, Some(b'{' | b'[' | b'"' | b']'))
+                || rest.first().is_some_and(u8::is_ascii_whitespace)
+        }
+        _ => false,
+    }
 }
 
 /// No NUL bytes and few control characters: plausibly text.
@@ -287,7 +311,7 @@ pub fn load(
     let path = source.display();
     let opened = input::open(source, progress).map_err(|e| LoadError::Io {
         path: path.clone(),
-        source: e,
+        error: e,
     })?;
     if let Source::Path(file) = source
         && let Some(result) = load_folded_parallel(file, &opened, &path, options, progress)
@@ -316,7 +340,7 @@ pub fn top_streamed(
     let path = source.display();
     let opened = match input::open(source, progress) {
         Ok(o) => o,
-        Err(e) => return Some(Err(LoadError::Io { path, source: e })),
+        Err(e) => return Some(Err(LoadError::Io { path, error: e })),
     };
     if input::decode_utf16(&opened.head).is_some() {
         return None;
@@ -440,7 +464,7 @@ pub fn load_opened(
 ) -> Result<Profile, LoadError> {
     let io_err = |e: io::Error| LoadError::Io {
         path: path.to_string(),
-        source: e,
+        error: e,
     };
     let complete = opened.head.len() < input::HEAD_LEN;
     let (head, reader): (Vec<u8>, Box<dyn Read + Send>) = match input::decode_utf16(&opened.head) {
@@ -511,6 +535,12 @@ fn detect_text(
             kind: kind.name(),
         });
     }
+    if options.format.is_none() && looks_like_json(head) && detect(head, complete).is_none() {
+        return Err(LoadError::NotProfileJson {
+            path: path.to_string(),
+            head: printable_json_head(head),
+        });
+    }
     detect(head, complete).ok_or_else(|| LoadError::Unrecognised {
         path: path.to_string(),
         tried: Format::ALL
@@ -528,7 +558,7 @@ pub fn parse_error(e: ParseError, path: &str, format: Format) -> LoadError {
         ParseError::Io(e) => LoadError::Read {
             path: path.to_string(),
             format: format.name(),
-            source: e,
+            error: e,
         },
         ParseError::Cancelled => LoadError::Cancelled,
         ParseError::Invalid { line, message } => LoadError::Invalid {
@@ -589,6 +619,15 @@ pub fn finish_profile(
 }
 
 /// The first line of `head`, cut short and with control characters escaped.
+/// The first 60 characters of JSON with its blank runs (newlines, indents)
+/// as single spaces: pretty-printed JSON's first line says only `{`.
+fn printable_json_head(head: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+    let joined = text.split_ascii_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = joined.chars().take(60).collect();
+    crate::sanitize::sanitize(&cut).into_owned()
+}
+
 fn printable_head(head: &[u8]) -> String {
     let line = head.split(|&b| b == b'\n').next().unwrap_or_default();
     let text = String::from_utf8_lossy(&line[..line.len().min(60)]);

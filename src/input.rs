@@ -174,9 +174,8 @@ pub fn open(source: &Source, progress: &Arc<Progress>) -> io::Result<Opened> {
     let gzipped = magic.starts_with(&[0x1f, 0x8b]);
     let rejoined: Box<dyn Read + Send> = Box::new(Cursor::new(magic).chain(counted));
     let mut reader: Box<dyn Read + Send> = if gzipped {
-        Box::new(MultiGzDecoder::new(io::BufReader::with_capacity(
-            256 * 1024,
-            rejoined,
+        Box::new(GzipErrors(MultiGzDecoder::new(
+            io::BufReader::with_capacity(256 * 1024, rejoined),
         )))
     } else {
         rejoined
@@ -189,6 +188,27 @@ pub fn open(source: &Source, progress: &Arc<Progress>) -> io::Result<Opened> {
         gzipped,
         meta: opened_meta,
     })
+}
+
+/// A gzip decoder whose errors say they are the gzip layer's: flate2 says
+/// only "incomplete deflate stream" for a cut `.gz`, which names neither.
+struct GzipErrors<R>(R);
+
+impl<R: Read> Read for GzipErrors<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf).map_err(gzip_error)
+    }
+}
+
+fn gzip_error(e: io::Error) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::Interrupted => e,
+        io::ErrorKind::UnexpectedEof => io::Error::new(
+            e.kind(),
+            format!("truncated gzip: the compressed data ends early ({e})"),
+        ),
+        kind => io::Error::new(kind, format!("bad gzip data: {e}")),
+    }
 }
 
 /// Reads until `n` bytes or end of input.

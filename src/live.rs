@@ -206,7 +206,7 @@ impl Follower {
     fn io_error(&self, e: io::Error) -> LoadError {
         LoadError::Io {
             path: self.name.clone(),
-            source: e,
+            error: e,
         }
     }
 
@@ -262,7 +262,7 @@ impl Follower {
             Err(e) => Update::Incomplete(LoadError::Read {
                 path: self.name.clone(),
                 format: stream.format().name(),
-                source: e,
+                error: e,
             }),
         })
     }
@@ -362,7 +362,7 @@ impl Follower {
                     _ => LoadError::Read {
                         path: self.name.clone(),
                         format: format.name(),
-                        source: e,
+                        error: e,
                     },
                 })?;
                 (stream, offset, ends)

@@ -24,13 +24,17 @@ fn main() -> ExitCode {
             // under a limit is the memory message too.
             let starved = e.chain().any(|c| {
                 c.downcast_ref::<std::io::Error>()
+                    .or_else(|| {
+                        c.downcast_ref::<ember::error::LoadError>()
+                            .and_then(ember::error::LoadError::io_error)
+                    })
                     .and_then(std::io::Error::raw_os_error)
                     .is_some_and(|n| n == 11 || n == 12)
             });
             if starved && ember::limits::Limits::read().tightest().is_some() {
                 eprint!("{}", ember::limits::message());
             }
-            ExitCode::from(1)
+            ExitCode::from(if ember::cli::is_usage(&e) { 2 } else { 1 })
         }
     }
 }

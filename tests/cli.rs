@@ -390,3 +390,32 @@ fn watch_dir_must_be_a_directory_and_excludes_a_profile() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
 }
+
+#[test]
+fn requests_the_input_cannot_honour_exit_2_and_missing_data_1() {
+    let timed = common::repo().join("samples/node-inventory-sync.cpuprofile");
+    let timed = timed.to_str().unwrap();
+    let folded = common::repo().join("samples/perf-python-wordindex.folded");
+    let folded = folded.to_str().unwrap();
+    let backwards = run(&["top", timed, "--from", "4", "--until", "2"]);
+    assert_eq!(backwards.status.code(), Some(2), "{}", stderr(&backwards));
+    assert!(stderr(&backwards).contains("before it starts"));
+    let per_second = run(&[
+        "diff",
+        "--norm",
+        "per-second",
+        "--format",
+        "text",
+        folded,
+        folded,
+    ]);
+    assert_eq!(per_second.status.code(), Some(2), "{}", stderr(&per_second));
+    assert!(stderr(&per_second).contains("duration"));
+    let normalize = run(&["diff", "--normalize", "--format", "text", folded, folded]);
+    assert_eq!(normalize.status.code(), Some(2), "{}", stderr(&normalize));
+    assert!(stderr(&normalize).contains("--norm scaled"));
+    // A range past the end is a fact about the data, not a usage error.
+    let past = run(&["top", timed, "--from", "99999"]);
+    assert_eq!(past.status.code(), Some(1), "{}", stderr(&past));
+    assert!(stderr(&past).contains("holds no samples"));
+}

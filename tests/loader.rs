@@ -320,6 +320,53 @@ fn reports_a_missing_file_naming_it() {
 }
 
 #[test]
+fn says_a_missing_files_error_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let err = common::load_path(&dir.path().join("gone.folded")).expect_err("missing file");
+    let shown = format!("{:#}", anyhow::Error::from(err));
+    let io_text = std::io::Error::from_raw_os_error(2).to_string();
+    assert_eq!(shown.matches(&io_text).count(), 1, "{shown}");
+}
+
+#[test]
+fn names_a_cut_gzip_file_as_truncated_gzip() {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for i in 0..2000 {
+        writeln!(gz, "main;work;leaf{i} {}", i + 1).unwrap();
+    }
+    let bytes = gz.finish().unwrap();
+    let input = write_input("cut.folded.gz", &bytes[..bytes.len() / 2]);
+    let err = common::load_path(&input.path).expect_err("a cut gzip must not load");
+    let shown = format!("{:#}", anyhow::Error::from(err));
+    assert!(shown.contains("cut.folded.gz"), "{shown}");
+    assert!(shown.contains("truncated gzip"), "{shown}");
+    assert_eq!(
+        shown.matches("incomplete deflate stream").count(),
+        1,
+        "{shown}"
+    );
+}
+
+#[test]
+fn refuses_json_that_is_no_known_profile_by_name() {
+    // A speedscope summary (a report, not a profile), pretty-printed so that
+    // lines like `"totalWeight": 78278` once read as folded stacks.
+    let summary = b"{\n \"tool\": \"speedscope\",\n \"profiles\": [\n  {\n   \"totalWeight\": 78278\n  }\n ]\n}\n";
+    for bytes in [&summary[..], b"[\n  {\"a\": 1}\n]\n", b"{}"] {
+        let err = try_load_bytes(bytes).expect_err("JSON that is no profile");
+        assert!(
+            matches!(err, LoadError::NotProfileJson { .. }),
+            "{err:?} for {}",
+            String::from_utf8_lossy(bytes)
+        );
+        assert!(err.to_string().contains("JSON, but not a profile"), "{err}");
+    }
+    // Folded stacks whose root is bracketed still read as folded.
+    let p = load_bytes(b"[unknown];main;work 3\n[kernel.kallsyms];irq 1\n");
+    assert_eq!(p.total(p.default_value), 4);
+}
+
+#[test]
 fn reports_a_file_of_only_comments_as_having_no_samples() {
     let err = try_load_bytes(b"# just a header\n# and nothing else\n").expect_err("no samples");
     assert!(matches!(err, LoadError::Invalid { .. }), "{err:?}");

@@ -212,11 +212,21 @@ fn delta_table(
         .ok_or_else(|| anyhow::anyhow!("not a comparison"))?;
     let cmp = table
         .compare(profile, norm)
-        .map_err(|e| anyhow::anyhow!("--norm {}: {e}", norm.name()))?;
+        .map_err(|e| crate::error::Usage(format!("--norm {}: {e}", norm.name())))?;
     Ok((table, cmp))
 }
 
 pub(super) fn run_diff(args: &DiffArgs) -> Result<ExitCode> {
+    // clap's `requires = "to"` does not hold against `--format` (which
+    // conflicts with `--to`): say it here rather than ignore the flag.
+    if args.normalize && args.to != Some(DiffTo::Folded) {
+        return Err(crate::error::Usage(
+            "--normalize applies to --to folded only; the table and the viewer take \
+             --norm scaled"
+                .into(),
+        )
+        .into());
+    }
     if args.format.is_none() && args.to.is_none() {
         let view = view_settings(
             &args.compare.input,

@@ -61,7 +61,7 @@ pub fn follow_reader(
         .spawn(move || read_loop(reader, &tx))
         .map_err(|e| LoadError::Io {
             path: source_name.to_string(),
-            source: e,
+            error: e,
         })?;
     let mut phase = Phase::Head(Vec::new());
     let mut gzipped = false;
@@ -86,11 +86,11 @@ pub fn follow_reader(
                     Phase::Lines(s) => LoadError::Read {
                         path: source_name.to_string(),
                         format: s.format().name(),
-                        source: e,
+                        error: e,
                     },
                     _ => LoadError::Io {
                         path: source_name.to_string(),
-                        source: e,
+                        error: e,
                     },
                 });
             }
