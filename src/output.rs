@@ -368,12 +368,26 @@ pub fn info(
     if !p.threads.is_empty() {
         writeln!(out, "threads:       {}", p.threads.len())?;
         if let Some(col) = &p.samples.thread {
-            let mut counts = vec![0u64; p.threads.len()];
-            for &t in col {
-                if let Some(c) = counts.get_mut(t as usize) {
-                    *c += 1;
+            // Samples, not records: a pprof record holds many samples (its
+            // count value), a folded line many; without a count, the shown value.
+            let stride = p.value_types.len().max(1);
+            let value = p
+                .value_types
+                .iter()
+                .position(crate::model::ValueType::counts_samples)
+                .unwrap_or(p.default_value)
+                .min(stride - 1);
+            let mut sums = vec![0i64; p.threads.len()];
+            let mut records = vec![0u64; p.threads.len()];
+            for (i, &t) in col.iter().enumerate() {
+                let v = p.samples.values.get(i * stride + value).copied();
+                if let (Some(s), Some(r)) = (sums.get_mut(t as usize), records.get_mut(t as usize))
+                {
+                    *s = s.saturating_add(v.unwrap_or(0));
+                    *r += 1;
                 }
             }
+            let counts = sums;
             let mut order: Vec<usize> = (0..counts.len()).collect();
             order.sort_by(|a, b| counts[*b].cmp(&counts[*a]));
             for &t in order.iter().take(10) {
@@ -383,7 +397,23 @@ pub fn info(
                     (Some(pid), None) => format!(" pid {pid}"),
                     _ => String::new(),
                 };
-                writeln!(out, "  {}{ids}: {} samples", sanitize(&th.name), counts[t])?;
+                let vt = &p.value_types[value];
+                let amount = if vt.counts_samples() {
+                    format!("{} samples", value_grouped(counts[t], vt))
+                } else {
+                    human(counts[t], vt)
+                };
+                let recs = match records[t] {
+                    r if vt.counts_samples() && r as f64 == counts[t] as f64 / vt.scale() => {
+                        String::new()
+                    }
+                    1 => " (1 record)".to_string(),
+                    r => format!(
+                        " ({} records)",
+                        value_grouped(r as i64, &ValueType::samples())
+                    ),
+                };
+                writeln!(out, "  {}{ids}: {amount}{recs}", sanitize(&th.name))?;
             }
             if order.len() > 10 {
                 writeln!(out, "  … and {} more", order.len() - 10)?;

@@ -381,3 +381,44 @@ fn noise_is_judged_by_sample_counts_even_when_time_is_shown() {
     let tree = CallTree::build(&bare, TreeOptions::default());
     assert_eq!(tree.samples(NodeId::ROOT), None);
 }
+
+#[test]
+fn info_counts_a_threads_samples_not_its_records() {
+    use ember::model::{Samples, ThreadInfo, Unit, ValueType};
+    // Three pprof-like records of one thread carrying 5, 7 and 9 samples, and
+    // one record of another carrying 2: the count column is what info sums.
+    let mut p = Profile::new(
+        "pprof",
+        vec![
+            ValueType::new("samples", Unit::Count),
+            ValueType::new("cpu", Unit::Nanoseconds),
+        ],
+    );
+    p.default_value = 1;
+    p.threads = vec![
+        ThreadInfo {
+            name: "worker".into(),
+            ..ThreadInfo::default()
+        },
+        ThreadInfo {
+            name: "idle".into(),
+            ..ThreadInfo::default()
+        },
+    ];
+    p.samples = Samples {
+        stack: vec![u32::MAX; 4],
+        values: vec![5, 50, 7, 70, 9, 90, 2, 20],
+        thread: Some(vec![0, 0, 0, 1]),
+        ..Samples::default()
+    };
+    let tree = default_tree(&p);
+    let mut out = Vec::new();
+    ember::output::info(&mut out, &p, &tree, "t.pb").unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("  worker: 21 samples (3 records)\n"),
+        "{text}"
+    );
+    assert!(text.contains("  idle: 2 samples (1 record)\n"), "{text}");
+    assert!(text.find("worker") < text.find("idle"), "{text}");
+}
