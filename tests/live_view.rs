@@ -236,21 +236,27 @@ fn a_window_keeps_only_the_last_seconds_of_timestamped_samples() {
     assert_eq!(l.tree.total(NodeId::ROOT), 14);
 }
 
-#[test]
-fn the_worker_follows_a_file_that_grows_is_replaced_and_comes_back() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let file = dir.path().join("cpu.folded");
+/// A live worker following `file` with default settings, and what it sends.
+fn follow(file: &std::path::Path) -> (Live, mpsc::Receiver<Msg>) {
     let (tx, rx) = mpsc::channel();
-    // The file does not exist yet: the worker waits for it.
-    let _live = live::spawn_file(
+    let live = live::spawn_file(
         tx,
-        file.clone(),
+        file.to_path_buf(),
         LoadOptions::default(),
         Progress::new(),
         Orientation::Icicle,
         Settings::default(),
     )
     .expect("worker starts");
+    (live, rx)
+}
+
+#[test]
+fn the_worker_follows_a_file_that_grows_is_replaced_and_comes_back() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("cpu.folded");
+    // The file does not exist yet: the worker waits for it.
+    let (_live, rx) = follow(&file);
     std::fs::write(&file, BEFORE).expect("write");
     let first = common::next_view(&rx);
     assert_eq!(first.change, Change::First);
@@ -401,4 +407,45 @@ fn another_file_of_a_directory_shows_its_own_default_value() {
     assert_eq!(loaded(&app).tree.options.value, default);
     let label = app.live.as_ref().expect("live").label().0;
     assert!(label.contains("cpu-2.pb.gz (2 of 2, newest)"), "{label}");
+}
+
+#[test]
+fn a_range_past_the_end_is_said_on_the_first_frame_not_swallowed() {
+    let bytes = std::fs::read(common::repo().join("samples/perf-python-wordindex-small.perf.gz"))
+        .expect("sample");
+    let input = common::write_input("w.perf.gz", &bytes);
+    let p = common::load_path(&input.path).expect("loads");
+    let all = p.samples.len();
+    let settings = Settings {
+        time: ember::model::timerange::TimeSelection {
+            from: Some("99999".into()),
+            ..Default::default()
+        },
+        ..Settings::default()
+    };
+    let (l, _) = live::build(p, &settings, Orientation::Icicle, Instant::now());
+    let said = l.transform_error.clone().unwrap_or_default();
+    assert!(said.contains("holds no samples"), "{said:?}");
+    assert!(said.contains("showing the whole profile"), "{said:?}");
+    assert_eq!(l.profile.samples.len(), all);
+}
+
+#[test]
+fn an_empty_file_watched_says_it_waits_for_data_not_for_a_last_good_profile() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("empty.txt");
+    std::fs::write(&file, b"").expect("write");
+    let (_live, rx) = follow(&file);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let said = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(Msg::LiveProblem(Some(text))) => break text,
+            Ok(_) => {}
+            Err(e) => panic!("no word from the worker: {e}"),
+        }
+    };
+    assert!(said.contains("the input is empty"), "{said}");
+    assert!(said.contains("waiting for data"), "{said}");
+    assert!(!said.contains("last good"), "{said}");
 }

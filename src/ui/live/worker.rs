@@ -69,7 +69,20 @@ pub fn build(
             settings.transforms.clone()
         }
     };
-    let _ = loaded.apply_transforms(transforms);
+    if let Err(e) = loaded.apply_transforms(transforms.clone()) {
+        // The cut holds no samples (`--from` past the end), or a transform
+        // fails on this profile: say so where the user looks, and show what
+        // the remaining transforms make of the whole profile.
+        let cut = transforms != settings.transforms;
+        loaded.transform_error = Some(if cut {
+            format!("--from/--until/--exclude: {e}; showing the whole profile")
+        } else {
+            e.to_string()
+        });
+        if cut {
+            let _ = loaded.apply_transforms(settings.transforms.clone());
+        }
+    }
     if settings.inverted {
         loaded.set_inverted(true);
     }
@@ -225,7 +238,12 @@ impl Worker {
                         let _ = self.tx.send(Msg::LoadFailed(e));
                         return None;
                     }
-                    let text = format!("{e}; showing the last good profile");
+                    // Until one good profile came there is none to fall back on.
+                    let text = if self.first {
+                        format!("{e}; waiting for data")
+                    } else {
+                        format!("{e}; showing the last good profile")
+                    };
                     self.problem(text).then_some(())?;
                     said_problem = true;
                     rebuild
