@@ -88,3 +88,43 @@ fn triage_views_80x24() {
     app.update(Action::Sandwich);
     insta::assert_snapshot!("sandwich_80x24", screen(&mut app, 80, 24));
 }
+
+/// `--from` past the end: the refusal on the first frame, on a row of its own
+/// when it does not fit beside the rest, with `? help` still on the first row.
+#[test]
+fn a_refused_range_on_the_first_frame_80x24_and_250x60() {
+    use ember::ui::live::{self, Settings};
+    let p = common::load_path(&common::repo().join("samples/perf-python-wordindex-small.perf.gz"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let settings = Settings {
+        time: ember::model::timerange::TimeSelection {
+            from: Some("99999".into()),
+            ..Default::default()
+        },
+        ..Settings::default()
+    };
+    let (loaded, _) = live::build(p, &settings, Orientation::Icicle, std::time::Instant::now());
+    let mut app = App::new(
+        "perf-python-wordindex-small.perf.gz".into(),
+        Keymap::default_map(),
+        Theme::new(ColorDepth::Mono),
+        Phase::Ready(loaded),
+        Orientation::Icicle,
+    );
+    for (w, h) in [(80, 24), (250, 60)] {
+        let s = screen(&mut app, w, h);
+        let first = s.lines().next().unwrap_or_default();
+        assert!(
+            first.ends_with("· ? help") || first.ends_with("· ?"),
+            "{w}x{h}: {first}"
+        );
+        let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            joined.contains(
+                "holds no samples (the profile spans 0-4.466 s); showing the whole profile"
+            ),
+            "{w}x{h}:\n{s}"
+        );
+        insta::assert_snapshot!(format!("refused_range_{w}x{h}"), s);
+    }
+}

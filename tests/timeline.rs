@@ -195,6 +195,17 @@ fn a_wall_clock_log_outside_the_profile_is_refused_naming_both_spans() {
     assert!(note.contains("13:56:15 to 2026-12-02 13:56:17"), "{note}");
     assert!(note.contains("11:56:15"), "{note}");
     assert!(note.contains("the profile opens without it"), "{note}");
+    // Said on the first frame, above the graph, with the timeline hidden.
+    assert!(!app.timeline.shown);
+    for (w, h) in [(80, 24), (200, 50)] {
+        let text = screen_of(&mut app, w, h);
+        let top = text.lines().take(4).collect::<Vec<_>>().join(" ");
+        assert!(top.contains("late.log"), "{w}x{h}:\n{text}");
+        assert!(
+            text.lines().next().unwrap_or_default().contains('?'),
+            "{text}"
+        );
+    }
 }
 
 #[test]

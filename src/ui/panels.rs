@@ -2,18 +2,17 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 use super::app::{App, Loaded, SearchState, View};
 use super::diff::{DeltaView, DiffView};
 use super::flame::{DiffPaint, FlameView, ROOT_LABEL};
-use super::flame_state::Orientation;
 use super::keymap::Action;
 use super::table::TableView;
 use super::text::{fit, fit_left};
 use crate::model::search::SearchMode;
-use crate::model::{ChildOrder, NOISE_SAMPLES, NodeId};
+use crate::model::{NOISE_SAMPLES, NodeId};
 use crate::model::{Unit, ValueType};
 use crate::output::{human, percent, value_grouped};
 
@@ -42,6 +41,7 @@ fn total_label(v: i64, vt: &ValueType, types: usize) -> String {
 use crate::sanitize::sanitize;
 
 mod detail;
+mod header;
 mod screens;
 mod split;
 use detail::draw_detail;
@@ -152,10 +152,19 @@ fn draw_loaded(
         area.height >= 6
             && (search.editing || search.active() || search.error.is_some() || cx.prompt.shown()),
     );
+    let mut head = header::header(l, cx);
+    // A --context or --marks file that was refused leaves the timeline hidden,
+    // and its pane would be the only place that says why: say it up here.
+    if !timeline.shown {
+        for note in &timeline.notes {
+            head.warn(note);
+        }
+    }
     let (header_h, status_h) = match area.height {
         0..=3 => (0, 0),
         4..=7 => (0, 2 + search_h),
-        _ => (1, 2 + name_rows + search_h),
+        8..=11 => (1, 2 + name_rows + search_h),
+        _ => (head.rows(area.width), 2 + name_rows + search_h),
     };
     let [header, graph, search_area, status] = Layout::vertical([
         Constraint::Length(header_h),
@@ -165,7 +174,7 @@ fn draw_loaded(
     ])
     .areas(area);
     if header_h > 0 {
-        draw_header(frame, header, l, cx);
+        head.draw(frame, header);
     }
     // The timeline takes the bottom of the graph's room, up to two fifths.
     let graph = if timeline.shown && graph.height >= 8 {
@@ -377,117 +386,6 @@ fn selected_name(l: &Loaded) -> String {
 
 fn unicode_cols(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(s)
-}
-
-fn draw_header(frame: &mut Frame, area: Rect, l: &Loaded, cx: &Context) {
-    let (source, theme, help_key, live) = (cx.source, cx.theme, cx.help_key, cx.live);
-    let p = &l.profile;
-    let vt = &p.value_types[l.tree.options.value];
-    let mut parts = vec![
-        Span::styled(" ember ", theme.header_accent),
-        Span::styled(format!(" {} ", sanitize(source)), theme.header),
-    ];
-    if let Some(live) = live {
-        // What the profiler did lately comes first: it is why the user is here.
-        let (text, warn) = live.label();
-        let style = if warn {
-            theme.header.patch(theme.warning)
-        } else {
-            theme.header_accent
-        };
-        parts.push(Span::styled(format!(" {} ", sanitize(&text)), style));
-        parts.push(Span::styled(" ", theme.header));
-    }
-    if let Some(busy) = cx.busy {
-        // A transform's label carries a pattern made of frame names.
-        parts.push(Span::styled(
-            format!(" {}… ", sanitize(busy)),
-            theme.header_accent,
-        ));
-        parts.push(Span::styled(" ", theme.header));
-    }
-    match super::diff::header_text(p, &l.tree, cx.diff) {
-        Some(text) => parts.push(Span::styled(format!("· {text} "), theme.header_accent)),
-        None => parts.extend([
-            Span::styled(format!("· {} ", p.format), theme.header),
-            Span::styled(
-                format!(
-                    "· {} ",
-                    total_label(l.tree.total(NodeId::ROOT), vt, p.value_types.len())
-                ),
-                theme.header,
-            ),
-        ]),
-    }
-    parts.extend([
-        Span::styled(
-            match (l.sandwich.is_some(), l.inverted, l.flame.orientation) {
-                (true, ..) => "· callers / callees ",
-                (false, false, Orientation::Icicle) => "· icicle ",
-                (false, false, Orientation::Flame) => "· flame ",
-                (false, true, Orientation::Icicle) => "· inverted (callers below) ",
-                (false, true, Orientation::Flame) => "· inverted (callers above) ",
-            },
-            if l.inverted || l.sandwich.is_some() {
-                theme.header_accent
-            } else {
-                theme.header
-            },
-        ),
-        Span::styled(
-            match l.tree.options.order {
-                ChildOrder::Name => "· by name ",
-                ChildOrder::Weight => "· heaviest first ",
-            },
-            theme.header,
-        ),
-    ]);
-    if !p.warnings.is_empty() {
-        parts.push(Span::styled(
-            format!("· {} ", p.warnings.summary()),
-            theme.header.patch(theme.warning),
-        ));
-    }
-    // How much the samples can say: the span they cover and how often they came.
-    let ns = ValueType::new("time", Unit::Nanoseconds);
-    if let Some(d) = p.meta.duration_ns {
-        parts.push(Span::styled(
-            format!("· {} ", human(d as i64, &ns)),
-            theme.header,
-        ));
-    }
-    if let Some((period, vt)) = &p.meta.period
-        && let Some(per) = vt.unit.nanos()
-        && *period > 0
-    {
-        let hz = 1e9 / (*period as f64 * per);
-        parts.push(Span::styled(format!("· {hz:.0} Hz "), theme.header));
-    }
-    if !l.transforms.is_empty() {
-        parts.push(Span::styled(
-            format!("· {} (u undo) ", sanitize(&l.transform_breadcrumb())),
-            theme.header_accent,
-        ));
-    }
-    if let Some(word) = cx.lint.header() {
-        let key = if cx.show_detail { "" } else { " (i)" };
-        parts.push(Span::styled(
-            format!("· {word}{key} "),
-            theme.header.patch(theme.warning),
-        ));
-    }
-    if let Some(e) = &l.transform_error {
-        parts.push(Span::styled(
-            format!("· {} ", sanitize(e)),
-            theme.header.patch(theme.warning),
-        ));
-    }
-    for note in &p.notes {
-        parts.push(Span::styled(format!("· {} ", sanitize(note)), theme.header));
-    }
-    parts.push(Span::styled(format!("· {help_key} help "), theme.header));
-    let line = Line::from(parts).style(theme.header);
-    frame.render_widget(Paragraph::new(line).style(theme.header), area);
 }
 
 fn draw_status(
