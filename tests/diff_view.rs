@@ -179,6 +179,14 @@ fn normalisation_and_noise_keys_change_what_is_said() {
     let table = screen(&mut app, 100, 24);
     assert!(!table.contains("  eval"), "{table}");
     assert!(table.contains("  lex") && table.contains("  gc"), "{table}");
+    // The header says what `x` does where the user is: the table hides noise
+    // rows, the graph only greys them.
+    let wide = screen(&mut app, 250, 24);
+    assert!(wide.contains("noise rows hidden"), "{wide}");
+    app.update(Action::ToggleView);
+    let graph = screen(&mut app, 250, 24);
+    assert!(graph.contains("noise greyed"), "{graph}");
+    assert!(!graph.contains("hidden"), "{graph}");
 }
 
 #[test]

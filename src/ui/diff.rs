@@ -135,7 +135,13 @@ pub fn status_text(
 }
 
 /// The header's words for a comparison: sides, widths, normalisation, cautions.
-pub fn header_text(profile: &Profile, tree: &CallTree, view: &DiffView) -> Option<String> {
+/// `table`: the delta table is shown, which hides noise rows (the graphs grey them).
+pub fn header_text(
+    profile: &Profile,
+    tree: &CallTree,
+    view: &DiffView,
+    table: bool,
+) -> Option<String> {
     let meta = profile.meta.diff.as_deref()?;
     let side = meta.side_of(tree.options.value);
     let widths = match side {
@@ -150,7 +156,11 @@ pub fn header_text(profile: &Profile, tree: &CallTree, view: &DiffView) -> Optio
         t.push_str(&format!(" ({})", sanitize(&why)));
     }
     if view.hide_noise {
-        t.push_str(" · noise hidden");
+        t.push_str(if table {
+            " · noise rows hidden"
+        } else {
+            " · noise greyed"
+        });
     }
     for c in &meta.cautions {
         t.push_str(&format!(" · {}", sanitize(c)));

@@ -12,7 +12,7 @@ use super::{Context, total_label, unicode_cols};
 use crate::model::{ChildOrder, NodeId, Unit, ValueType};
 use crate::output::human;
 use crate::sanitize::sanitize;
-use crate::ui::app::Loaded;
+use crate::ui::app::{Loaded, View};
 use crate::ui::flame_state::Orientation;
 use crate::ui::text::fit;
 
@@ -158,7 +158,7 @@ pub(super) fn header<'a>(l: &'a Loaded, cx: &Context<'a>) -> Header<'a> {
         ));
         parts.push(Span::styled(" ", theme.header));
     }
-    match crate::ui::diff::header_text(p, &l.tree, cx.diff) {
+    match crate::ui::diff::header_text(p, &l.tree, cx.diff, cx.view == View::Table) {
         Some(text) => parts.push(Span::styled(format!("· {text} "), theme.header_accent)),
         None => parts.extend([
             Span::styled(format!("· {} ", p.format), theme.header),
