@@ -107,10 +107,15 @@ fn gzip_size(path: &Path, on_disk: u64) -> Option<u64> {
     Some(unwrap_isize(u32::from_le_bytes(tail), on_disk))
 }
 
-/// ISIZE plus the multiple of 4 GiB that makes it at least `on_disk`.
+/// ISIZE plus the multiple of 4 GiB that makes it at least what `on_disk`
+/// compressed bytes can hold. Deflate grows data that does not compress by
+/// at most 5 bytes in 64 KiB, and gzip adds a header (18 bytes and the file
+/// name), so a smaller file than its compressed form is real (a 173-byte
+/// file of 165 bytes) and not a wrapped 4 GiB one.
 fn unwrap_isize(isize: u32, on_disk: u64) -> u64 {
+    let least = on_disk.saturating_sub(on_disk / 8192 + 4096);
     let mut size = u64::from(isize);
-    while size < on_disk {
+    while size < least {
         size += 1 << 32;
     }
     size
@@ -250,6 +255,9 @@ mod tests {
     fn a_wrapped_gzip_trailer_is_unwrapped_to_the_file_size() {
         assert_eq!(unwrap_isize(1000, 10), 1000);
         assert_eq!(unwrap_isize(1000, 5 << 30), (1 << 32) * 2 + 1000);
+        // A tiny file bigger compressed than plain (parca's two-stacks.pb.gz).
+        assert_eq!(unwrap_isize(165, 173), 165);
+        assert_eq!(unwrap_isize(10 << 20, (10 << 20) + 200), 10 << 20);
     }
 
     #[test]

@@ -465,6 +465,11 @@ fn check_pprof_top(p: &Profile, text: &str) {
         }
         let cols: Vec<&str> = line.split_whitespace().collect();
         let name = line.rsplit_once("%  ").map(|(_, n)| n).expect("a name");
+        // pprof marks functions the input inlined; ember's rows are the functions.
+        let name = name
+            .strip_suffix(" (inline)")
+            .or_else(|| name.strip_suffix(" (partial-inline)"))
+            .unwrap_or(name);
         let row = table
             .rows
             .iter()

@@ -229,6 +229,7 @@ impl Out {
                     file: (!file.is_empty()).then(|| file.to_string()),
                     line,
                     kind,
+                    system_name: None,
                 });
         }
         self.frame_cache.insert(key, f);

@@ -1,6 +1,6 @@
 //! A loaded profile: frames, stacks and samples, as the loaders return them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::frames::{FrameId, Frames};
 use super::stacks::{StackId, StackTable};
@@ -240,6 +240,10 @@ pub struct Profile {
     pub label_sets: Vec<Vec<(String, String)>>,
     /// Where a frame came from, for frames whose format says so.
     pub frame_meta: HashMap<FrameId, FrameMeta>,
+    /// (caller, callee) pairs the input gave as one location's inlined lines
+    /// (pprof), so an export can put them back into one location and
+    /// `go tool pprof` still marks the callee `(inline)`.
+    pub inline_calls: HashSet<(FrameId, FrameId)>,
     pub meta: ProfileMeta,
 }
 
@@ -268,6 +272,9 @@ pub struct FrameMeta {
     pub file: Option<String>,
     pub line: Option<u32>,
     pub kind: FrameKind,
+    /// The input's system (often mangled) name where it gave one apart from
+    /// the display name: pprof's `Function.system_name`, written back as is.
+    pub system_name: Option<String>,
 }
 
 /// Facts about the whole profile, where the format carries them.
@@ -324,6 +331,7 @@ impl Profile {
             threads: self.threads.clone(),
             label_sets: self.label_sets.clone(),
             frame_meta: self.frame_meta.clone(),
+            inline_calls: self.inline_calls.clone(),
             meta: self.meta.clone(),
         }
     }

@@ -84,6 +84,21 @@ pub struct Scope<'a> {
     pub icicle: bool,
 }
 
+impl Scope<'_> {
+    /// The samples in the view (its range, or all), and which stacks lie
+    /// under its root (`None`: every stack, and samples without one count).
+    fn samples(&self) -> (std::ops::Range<usize>, Option<Vec<bool>>) {
+        let p = self.profile;
+        let range = self
+            .tree
+            .options
+            .samples
+            .clone()
+            .unwrap_or(0..p.samples.len());
+        (range, inside(p, self.root))
+    }
+}
+
 /// Writes `scope` as `format`. Returns caveats worth telling the user (values
 /// rounded, parts left out); an error when there is nothing to write.
 pub fn write(out: &mut dyn Write, format: ExportFormat, scope: &Scope) -> Result<Vec<String>> {
@@ -304,13 +319,7 @@ struct StackValues {
 fn stack_values(scope: &Scope) -> StackValues {
     let p = scope.profile;
     let stride = p.value_types.len().max(1);
-    let range = scope
-        .tree
-        .options
-        .samples
-        .clone()
-        .unwrap_or(0..p.samples.len());
-    let mask = inside(p, scope.root);
+    let (range, mask) = scope.samples();
     let mut values = vec![0i64; p.stacks.len() * stride];
     let mut no_stack = vec![0i64; stride];
     for i in range {

@@ -102,6 +102,7 @@ impl Builder {
                     file: Some(file.to_string()),
                     line,
                     kind: FrameKind::Normal,
+                    system_name: None,
                 });
         }
         self.frames.insert(key, id);

@@ -349,6 +349,7 @@ impl Parser {
                     id,
                     FrameMeta {
                         kind,
+                        system_name: None,
                         ..FrameMeta::default()
                     },
                 );

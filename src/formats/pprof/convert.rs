@@ -310,6 +310,12 @@ impl<'a> Converter<'a> {
             }
             entry.start = loc_frames.len() as u32;
             for &(frame, function, line, kind, _) in lines.iter().skip(keep_from).rev() {
+                if loc_frames.len() as u32 > entry.start {
+                    // Each line below the location's first is inlined into the one above.
+                    profile
+                        .inline_calls
+                        .insert((loc_frames[loc_frames.len() - 1], frame));
+                }
                 loc_frames.push(frame);
                 // Where a frame is first met is where it says it comes from.
                 profile
@@ -322,6 +328,10 @@ impl<'a> Converter<'a> {
                             .map(|f| String::from_utf8_lossy(f).into_owned()),
                         line: u32::try_from(line).ok().filter(|&l| l > 0),
                         kind,
+                        system_name: function
+                            .map(|f| strings.get(f.system_name))
+                            .filter(|n| !n.is_empty())
+                            .map(|n| String::from_utf8_lossy(n).into_owned()),
                     });
             }
             entry.len = loc_frames.len() as u32 - entry.start;

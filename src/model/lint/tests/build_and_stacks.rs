@@ -45,6 +45,7 @@ fn inlined_wrappers_do_not_count_as_a_debug_build() {
             f,
             FrameMeta {
                 kind: FrameKind::Inlined,
+                system_name: None,
                 ..FrameMeta::default()
             },
         );
@@ -139,6 +140,7 @@ fn kernel_threads_and_whole_non_perf_stacks_are_not_broken() {
         f,
         FrameMeta {
             kind: FrameKind::Kernel,
+            system_name: None,
             ..FrameMeta::default()
         },
     );
