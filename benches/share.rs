@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use common::{files, median, ms, runs};
 use ember::formats::{self, LoadOptions};
 use ember::input::{Progress, Source};
-use ember::model::lint::{LintOptions, lint, lint_view};
+use ember::model::lint::{lint, lint_view};
 use ember::model::{CallTree, NodeId, TreeOptions};
 use ember::output::export::{self, ExportFormat, Scope};
 use ember::output::report::{Report, ReportInput, Style};
@@ -50,7 +50,7 @@ fn main() {
             p.stacks.len(),
             p.samples.len()
         );
-        let (d, findings) = time(|| lint(&p, &tree, &LintOptions::default()));
+        let (d, findings) = time(|| lint(&p, &tree));
         println!(
             "  lint                 {:>10}  ({} findings)",
             ms(d),
@@ -60,7 +60,7 @@ fn main() {
             value: p.default_value,
             ..TreeOptions::default()
         };
-        let (d, viewed) = time(|| lint_view(&p, &options, &LintOptions::default()));
+        let (d, viewed) = time(|| lint_view(&p, &options));
         println!(
             "  lint of the samples  {:>10}  ({} findings)",
             ms(d),

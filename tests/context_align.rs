@@ -205,3 +205,47 @@ fn a_host_log_given_as_the_profile_says_to_pass_it_with_context() {
     assert!(e.contains("vmstat output, not a profile"), "{e}");
     assert!(e.contains("--context"), "{e}");
 }
+
+/// The case: the on-CPU perf profile of the fio/fsync run with its
+/// vmstat and iostat. Every host flag `ember info --context` prints is a
+/// `host-*` warning of `ember lint --context`, with the same words.
+#[test]
+fn lint_with_context_says_every_host_flag_info_says() {
+    let Some(root) = common::corpus("context alignment") else {
+        return;
+    };
+    let dir = root.join("context");
+    let arg = |n: &str| dir.join(n).to_string_lossy().into_owned();
+    let (vm, io) = (
+        arg("vmstat-t-n-1s-iowaitperf.txt"),
+        arg("iostat-x-t-1s-ISO-iowaitperf.txt"),
+    );
+    let profile = arg("perf-iowaitperf.script-tod-nodso.txt.gz");
+    let run = |cmd: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ember"))
+            .args([cmd, "--context", &vm, "--context", &io, &profile])
+            .env("EMBER_NO_SUPERVISOR", "1")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let info = run("info");
+    let lint = run("lint");
+    let flags: Vec<&str> = info
+        .lines()
+        .filter_map(|l| l.strip_prefix("host flag:     [warn] "))
+        .collect();
+    assert!(flags.len() >= 3, "{info}");
+    let host: Vec<&str> = lint
+        .lines()
+        .filter(|l| l.starts_with("warning[host-"))
+        .collect();
+    assert_eq!(host.len(), flags.len(), "{lint}");
+    for f in flags {
+        let saw = f.split(". ").next().unwrap();
+        assert!(host.iter().any(|l| l.ends_with(saw)), "{saw} not in {lint}");
+    }
+    for code in ["host-io-wait", "host-run-queue", "host-disk"] {
+        assert!(lint.contains(&format!("warning[{code}]")), "{code}: {lint}");
+    }
+}

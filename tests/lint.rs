@@ -8,7 +8,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use ember::model::lint::{LintKind, LintOptions, lint};
+use ember::model::lint::{LintKind, lint};
 
 fn fixture(name: &str) -> PathBuf {
     common::repo().join("tests/fixtures/lint").join(name)
@@ -18,10 +18,7 @@ fn fixture(name: &str) -> PathBuf {
 fn codes(name: &str) -> Vec<&'static str> {
     let p = common::load_path(&fixture(name)).expect("the fixture loads");
     let tree = common::default_tree(&p);
-    lint(&p, &tree, &LintOptions::default())
-        .iter()
-        .map(|f| f.kind.code())
-        .collect()
+    lint(&p, &tree).iter().map(|f| f.kind.code()).collect()
 }
 
 fn ember(args: &[&str]) -> Output {
@@ -82,7 +79,7 @@ fn a_perf_event_without_call_chain_is_named_as_the_lint_expects() {
     }
     let p = common::load_bytes(text.as_bytes());
     let tree = common::default_tree(&p);
-    let found = lint(&p, &tree, &LintOptions::default());
+    let found = lint(&p, &tree);
     let broken = found
         .iter()
         .find(|f| f.kind == LintKind::BrokenStacks)
@@ -219,7 +216,7 @@ fn lint_respects_the_time_range_given() {
 #[test]
 fn lint_of_the_samples_equals_lint_of_the_tree() {
     use ember::model::TreeOptions;
-    use ember::model::lint::{LintOptions, lint, lint_view};
+    use ember::model::lint::{lint, lint_view};
     let dir = common::repo().join("tests/fixtures/lint");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -237,13 +234,83 @@ fn lint_of_the_samples_equals_lint_of_the_tree() {
                 ..TreeOptions::default()
             };
             let tree = ember::model::CallTree::build(&p, options.clone());
-            let opts = LintOptions::default();
             assert_eq!(
-                lint_view(&p, &options, &opts),
-                lint(&p, &tree, &opts),
+                lint_view(&p, &options),
+                lint(&p, &tree),
                 "{}: {samples:?}",
                 f.display()
             );
         }
     }
+}
+
+/// An on-CPU perf profile of 6 s while the host (vmstat, lined up by start
+/// time) sat in iowait 40% with a blocked task: `ember lint --context` says
+/// what `ember info --context` says, as `host-io-wait`, in text and JSON; and
+/// a calm log (wa 0) adds nothing.
+#[test]
+fn lint_with_context_carries_the_host_flags() {
+    let mut script = String::new();
+    for i in 0..600 {
+        let t = 1000.0 + f64::from(i) * 0.01;
+        script.push_str(&format!(
+            "app 100 [000] {t:.6}: 10000000 cpu-clock:u:\n\
+             \t    55550010 work+0x10 (/usr/bin/app)\n\
+             \t    55550020 main+0x20 (/usr/bin/app)\n\
+             \t    55550030 _start+0x5 (/usr/bin/app)\n\n"
+        ));
+    }
+    let profile = common::write_input("app.perf", script.as_bytes());
+    let vmstat = |wa: u32, b: u32| {
+        let mut log = String::from(
+            "procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----\n \
+             r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st\n",
+        );
+        for _ in 0..8 {
+            log.push_str(&format!(
+                " 1  {b}      0 204863  29256 338222    0    0     0  9000  506  955 20 10 {} {wa}  0\n",
+                70 - wa
+            ));
+        }
+        log
+    };
+    let busy = common::write_input("vmstat-busy.txt", vmstat(40, 1).as_bytes());
+    let calm = common::write_input("vmstat-calm.txt", vmstat(0, 0).as_bytes());
+    let p = profile.path.to_str().unwrap();
+    let info = ember(&["info", "--context", busy.path.to_str().unwrap(), p]);
+    let said = stdout(&info);
+    assert!(
+        said.contains("host flag:     [warn] the host was waiting on I/O (iowait up to 40%"),
+        "{said}"
+    );
+    let text = ember(&["lint", "--context", busy.path.to_str().unwrap(), p]);
+    let out = stdout(&text);
+    assert_eq!(text.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("warning[host-io-wait]: the host was waiting on I/O (iowait up to 40% and 1 blocked tasks)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  help: Take a wall-clock or off-CPU profile"),
+        "{out}"
+    );
+    let json = ember(&[
+        "lint",
+        "--format",
+        "json",
+        "--context",
+        busy.path.to_str().unwrap(),
+        p,
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let codes: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"host-io-wait"), "{codes:?}");
+    let quiet = ember(&["lint", "--context", calm.path.to_str().unwrap(), p]);
+    let out = stdout(&quiet);
+    assert!(!out.contains("host-"), "{out}");
 }

@@ -9,9 +9,8 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 
 use super::InputArgs;
-use crate::context::{Entity, Metric};
 use crate::model::Profile;
-use crate::model::lint::{Finding, LintOptions, base_format, lint};
+use crate::model::lint::{Finding, LintKind, base_format, lint};
 use crate::sanitize::sanitize;
 
 #[derive(Debug, Args)]
@@ -41,10 +40,8 @@ pub fn run_lint(args: &LintArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let opts = LintOptions {
-        iowait_share: iowait_share(&args.input, &profile),
-    };
-    let findings = lint(&profile, &tree, &opts);
+    let mut findings = lint(&profile, &tree);
+    findings.extend(host_findings(&args.input, &profile, &tree));
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let name = source.display();
@@ -107,29 +104,48 @@ pub fn json(out: &mut dyn Write, file: &str, format: &str, findings: &[Finding])
     writeln!(out)
 }
 
-/// The host's mean iowait (0..1) over the profile's window, from the first
-/// `--context` log that has it and lines up with the profile.
-fn iowait_share(input: &InputArgs, profile: &Profile) -> Option<f64> {
-    let (lo, hi) = crate::timeline::profile_window(profile)?;
-    let nudge = input.time.align_ns().unwrap_or(0);
-    input.time.context.iter().find_map(|path| {
-        let log = crate::context::load(path).ok()?;
-        let a = crate::timeline::align_anchored(log, profile, nudge, input.time.anchor_ns).ok()?;
-        let series = a.source.series(Metric::CpuIowait, &Entity::System)?;
-        let (mut sum, mut n) = (0.0, 0u32);
-        for (i, iv) in a.source.reports() {
-            let end = iv.end_ns + a.shift_ns;
-            let start = end - iv.len_ns;
-            match series.values.get(i) {
-                Some(v) if v.is_finite() && end > lo as i64 && start <= hi as i64 => {
-                    sum += f64::from(*v);
-                    n += 1;
-                }
-                _ => {}
-            }
+/// The host flags of the `--context` logs over the profile's window, the
+/// ones `ember info --context` and the timeline show, as findings with the
+/// flags' codes (the window's few-samples flag is lint's own `few-samples`).
+/// A log that cannot be read or lined up is said on stderr.
+fn host_findings(
+    input: &InputArgs,
+    profile: &Profile,
+    tree: &crate::model::CallTree,
+) -> Vec<Finding> {
+    use crate::timeline::flags::flags;
+    let Some((lo, hi)) = crate::timeline::profile_window(profile) else {
+        if !input.time.context.is_empty() {
+            eprintln!("ember lint: --context: the profile has no time to line the logs up with");
         }
-        (n > 0).then(|| sum / f64::from(n) / 100.0)
-    })
+        return Vec::new();
+    };
+    let nudge = input.time.align_ns().unwrap_or(0);
+    let mut aligned = Vec::new();
+    for path in &input.time.context {
+        let said = sanitize(&path.display().to_string()).into_owned();
+        match crate::context::load(path) {
+            Ok(log) => {
+                match crate::timeline::align_anchored(log, profile, nudge, input.time.anchor_ns) {
+                    Ok(a) => aligned.push(a),
+                    Err(e) => eprintln!("ember lint: {said}: not aligned: {}", sanitize(&e)),
+                }
+            }
+            Err(e) => eprintln!("ember lint: {said}: {}", sanitize(&e.to_string())),
+        }
+    }
+    let samples = tree
+        .samples(crate::model::NodeId::ROOT)
+        .map_or(usize::MAX, |n| n.round() as usize);
+    flags(&aligned, profile, lo as i64, hi as i64 + 1, samples)
+        .into_iter()
+        .filter(|f| f.code != "few-samples")
+        .map(|f| Finding {
+            kind: LintKind::Host(f.code),
+            saw: f.saw,
+            advice: f.advice,
+        })
+        .collect()
 }
 
 /// `ember info`'s lines: `lint:          <code>: <saw>` per finding, or
@@ -139,7 +155,7 @@ pub(super) fn info_lines(
     profile: &Profile,
     tree: &crate::model::CallTree,
 ) -> io::Result<()> {
-    let findings = lint(profile, tree, &LintOptions::default());
+    let findings = lint(profile, tree);
     if findings.is_empty() {
         writeln!(out, "lint:          no warnings")?;
     }

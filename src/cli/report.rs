@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 
 use super::InputArgs;
-use crate::model::lint::{LintOptions, lint};
+use crate::model::lint::lint;
 use crate::model::{self, NodeId};
 use crate::output::report::{Report, ReportInput, Style};
 
@@ -64,7 +64,7 @@ pub fn run_report(args: &ReportArgs) -> Result<ExitCode> {
         }
     };
     let (transforms, _) = args.input.transforms()?;
-    let findings = lint(&profile, &tree, &LintOptions::default());
+    let findings = lint(&profile, &tree);
     let input = ReportInput {
         source: source.display(),
         view: transforms.iter().map(model::Transform::describe).collect(),

@@ -33,6 +33,10 @@ pub enum LintKind {
     /// perf's lost-sample records. No reader carries them yet (`perf script`
     /// prints none unless asked with `--show-lost-events`), so no check fires it.
     LostSamples,
+    /// What the host logs (`--context`) say about the profile's window, by
+    /// the host flag's own code (`host-io-wait`, `host-run-queue`, ...): the
+    /// caller adds these, the profile alone cannot tell.
+    Host(&'static str),
 }
 
 impl LintKind {
@@ -49,6 +53,7 @@ impl LintKind {
             LintKind::UnresolvedJit => "unresolved-jit",
             LintKind::TruncatedStacks => "truncated-stacks",
             LintKind::LostSamples => "lost-samples",
+            LintKind::Host(code) => code,
         }
     }
 }
@@ -62,14 +67,6 @@ pub struct Finding {
     pub saw: String,
     /// What to do.
     pub advice: String,
-}
-
-/// What the caller knows besides the profile.
-#[derive(Clone, Debug, Default)]
-pub struct LintOptions {
-    /// The host's iowait share (0..1) over the profile, when a context log
-    /// (vmstat) is loaded.
-    pub iowait_share: Option<f64>,
 }
 
 /// Fewer samples than this are noise ([`super::NOISE_SAMPLES`]).
@@ -95,8 +92,6 @@ const WRAPPED_SAMPLES: f64 = 0.3;
 const WRAPPER_FRAMES: f64 = 0.1;
 /// Samples in frames under a debug build's path.
 const DEBUG_PATH_SHARE: f64 = 0.05;
-/// Host iowait above this during an on-CPU profile.
-const IOWAIT_SHARE: f64 = 0.2;
 /// perf's default `kernel.perf_event_max_stack`.
 const PERF_MAX_STACK: u16 = 127;
 /// Go's profiler stack caps (heap records, CPU before Go 1.23, CPU since).
@@ -104,23 +99,23 @@ const PPROF_MAX_STACKS: [u16; 3] = [32, 64, 128];
 
 /// The warnings for `profile` as `tree` weighs it (the tree's value type,
 /// sample range and the transforms applied to `profile`).
-pub fn lint(profile: &Profile, tree: &CallTree, opts: &LintOptions) -> Vec<Finding> {
+pub fn lint(profile: &Profile, tree: &CallTree) -> Vec<Finding> {
     let range = tree
         .options
         .samples
         .clone()
         .unwrap_or(0..profile.samples.len());
     let own = own_weights(profile, tree);
-    findings(profile, own, tree.samples(NodeId::ROOT), range, opts)
+    findings(profile, own, tree.samples(NodeId::ROOT), range)
 }
 
 /// [`lint`] of the view a tree with `options` would show, from the samples
 /// alone: no tree is built (the viewer runs it on its job thread after the
 /// first frame). A comparison is weighed by its tree: use [`lint`].
-pub fn lint_view(profile: &Profile, options: &TreeOptions, opts: &LintOptions) -> Vec<Finding> {
+pub fn lint_view(profile: &Profile, options: &TreeOptions) -> Vec<Finding> {
     let range = options.samples.clone().unwrap_or(0..profile.samples.len());
     let (own, samples) = own_from_samples(profile, options.value, range.clone());
-    findings(profile, own, samples, range, opts)
+    findings(profile, own, samples, range)
 }
 
 fn findings(
@@ -128,7 +123,6 @@ fn findings(
     own: Vec<f32>,
     samples: Option<f64>,
     range: std::ops::Range<usize>,
-    opts: &LintOptions,
 ) -> Vec<Finding> {
     let scan = Scan::new(profile, own, samples);
     let mut out = Vec::new();
@@ -147,7 +141,7 @@ fn findings(
     checks::short_profile(profile, range, &mut out);
     checks::unusual_rate(profile, &mut out);
     checks::idle(profile, &scan, &mut out);
-    checks::on_cpu_only(profile, &scan, opts, &mut out);
+    checks::on_cpu_only(profile, &scan, &mut out);
     checks::unresolved_jit(profile, &scan, &mut out);
     checks::truncated(profile, &scan, &mut out);
     out

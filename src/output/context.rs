@@ -125,7 +125,7 @@ pub fn context_info(
             Severity::Warn => "warn",
             Severity::Note => "note",
         };
-        writeln!(out, "host flag:     [{mark}] {}", f.message)?;
+        writeln!(out, "host flag:     [{mark}] {}", f.message())?;
     }
     Ok(())
 }

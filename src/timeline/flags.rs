@@ -21,13 +21,24 @@ pub enum Severity {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Flag {
     pub severity: Severity,
+    /// A stable name, as `ember lint --context` prints it: `host-io-wait`.
+    pub code: &'static str,
     /// Short, for the timeline's title and the header: "iowait 44%".
     pub short: String,
-    /// The whole sentence, with the advice.
-    pub message: String,
+    /// What the logs show, with figures.
+    pub saw: String,
+    /// What to do about it (or how to read the profile), a sentence.
+    pub advice: String,
     /// The first and last report (profile clock) where it held.
     pub from_ns: i64,
     pub to_ns: i64,
+}
+
+impl Flag {
+    /// The whole sentence: what was seen, then the advice.
+    pub fn message(&self) -> String {
+        format!("{}. {}", self.saw, self.advice)
+    }
 }
 
 /// Below this many samples a profile (or a range of it) is noise.
@@ -82,11 +93,17 @@ pub fn flags(logs: &[Aligned], profile: &Profile, lo: i64, hi: i64, samples: usi
             .find(|c| !c.is_empty())
             .unwrap_or_default()
     };
-    let mut flag = |severity, short: String, message: String, (a, b, _): (i64, i64, f32)| {
+    let mut flag = |severity,
+                    code,
+                    short: String,
+                    (saw, advice): (String, &str),
+                    (a, b, _): (i64, i64, f32)| {
         out.push(Flag {
             severity,
+            code,
             short,
-            message,
+            saw,
+            advice: advice.to_string(),
             from_ns: a,
             to_ns: b,
         });
@@ -102,12 +119,15 @@ pub fn flags(logs: &[Aligned], profile: &Profile, lo: i64, hi: i64, samples: usi
         };
         flag(
             Severity::Warn,
+            "host-io-wait",
             "waiting on I/O".into(),
-            format!(
-                "the host was waiting on I/O ({what}) but this profile only sees time on the CPU: \
-                 it cannot show the wait. Take a wall-clock or off-CPU profile: \
-                 perf record -e sched:sched_switch -g, offcputime-bpfcc, py-spy record --idle, \
-                 async-profiler -e wall"
+            (
+                format!(
+                    "the host was waiting on I/O ({what}) but this profile only sees time on the CPU: \
+                     it cannot show the wait"
+                ),
+                "Take a wall-clock or off-CPU profile: perf record -e sched:sched_switch -g, \
+                 offcputime-bpfcc, py-spy record --idle, async-profiler -e wall",
             ),
             wait.or(blocked).unwrap_or_default(),
         );
@@ -122,11 +142,16 @@ pub fn flags(logs: &[Aligned], profile: &Profile, lo: i64, hi: i64, samples: usi
             } else {
                 Severity::Note
             },
+            "host-run-queue",
             format!("run queue {:.0} > {cpus} CPUs", r.2),
-            format!(
-                "more runnable tasks than CPUs (r up to {:.0} on {cpus} CPUs): \
-                 the CPU is saturated and samples show who got it, not who waited for it",
-                r.2
+            (
+                format!(
+                    "more runnable tasks than CPUs (r up to {:.0} on {cpus} CPUs): \
+                     the CPU is saturated and samples show who got it, not who waited for it",
+                    r.2
+                ),
+                "Read the profile as where the CPU went; for who waited, see the scheduler's \
+                 delays (perf sched record, then perf sched latency)",
             ),
             r,
         );
@@ -136,20 +161,29 @@ pub fn flags(logs: &[Aligned], profile: &Profile, lo: i64, hi: i64, samples: usi
     if let Some(s) = si.or(so) {
         flag(
             Severity::Warn,
+            "host-swapping",
             "swapping".into(),
-            "the host was swapping (si/so above 0): memory pressure, and time spent in page faults"
-                .into(),
+            (
+                "the host was swapping (si/so above 0): memory pressure, and time spent in page faults"
+                    .into(),
+                "Check what holds the memory (free -m, ps aux --sort=-rss); page-fault time shows \
+                 as kernel frames in the profile",
+            ),
             s,
         );
     }
     if let Some(st) = sustained(&first(Metric::CpuSteal), |v| v > 10.0) {
         flag(
             Severity::Note,
+            "host-steal",
             format!("steal {:.0}%", st.2),
-            format!(
-                "steal time up to {:.0}%: the hypervisor gave the CPUs to others; \
-                 the profile undercounts wall time",
-                st.2
+            (
+                format!(
+                    "steal time up to {:.0}%: the hypervisor gave the CPUs to others; \
+                     the profile undercounts wall time",
+                    st.2
+                ),
+                "Compare with a run on dedicated CPUs before reading small differences",
             ),
             st,
         );
@@ -185,10 +219,12 @@ pub fn flags(logs: &[Aligned], profile: &Profile, lo: i64, hi: i64, samples: usi
         let word = if queue.is_some() { "queued" } else { "busy" };
         flag(
             Severity::Warn,
+            "host-disk",
             format!("{dev} {word}"),
-            format!(
-                "disk {dev} was {word} ({}); %util near 100 means saturated only if the queue or await agree (RAID, SSD and virtual disks serve in parallel)",
-                parts.join(", ")
+            (
+                format!("disk {dev} was {word} ({})", parts.join(", ")),
+                "%util near 100 means saturated only if the queue or await agree \
+                 (RAID, SSD and virtual disks serve in parallel)",
             ),
             util.or(queue).unwrap_or_default(),
         );
@@ -196,10 +232,10 @@ pub fn flags(logs: &[Aligned], profile: &Profile, lo: i64, hi: i64, samples: usi
     if samples < FEW_SAMPLES {
         out.push(Flag {
             severity: Severity::Warn,
+            code: "few-samples",
             short: format!("{samples} samples"),
-            message: format!(
-                "only {samples} samples in this window: fewer than {FEW_SAMPLES} cannot be told apart from chance"
-            ),
+            saw: format!("only {samples} samples in this window"),
+            advice: format!("Fewer than {FEW_SAMPLES} cannot be told apart from chance"),
             from_ns: lo,
             to_ns: hi,
         });
@@ -260,11 +296,11 @@ mod tests {
         let f = flags(&logs, &cpu_profile(), 0, 6 * NS, 500);
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(
-            f[0].message.contains("iowait up to 44%"),
+            f[0].message().contains("iowait up to 44%"),
             "{}",
-            f[0].message
+            f[0].message()
         );
-        assert!(f[0].message.contains("off-CPU"), "{}", f[0].message);
+        assert!(f[0].message().contains("off-CPU"), "{}", f[0].message());
         assert_eq!((f[0].from_ns, f[0].to_ns), (2 * NS, 4 * NS));
         // Outside the window, or in one report only, it is no finding.
         assert!(flags(&logs, &cpu_profile(), 4 * NS, 6 * NS, 500).is_empty());

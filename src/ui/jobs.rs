@@ -336,11 +336,7 @@ pub fn run(job: Job) -> Done {
             options,
         } => Done::Linted {
             id,
-            findings: crate::model::lint::lint_view(
-                &profile,
-                &options,
-                &crate::model::lint::LintOptions::default(),
-            ),
+            findings: crate::model::lint::lint_view(&profile, &options),
             delta: crate::model::diff::DeltaTable::from_samples(&profile, options.samples.clone()),
         },
         Job::Table { id, profile, tree } => Done::Tabled {

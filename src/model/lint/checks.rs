@@ -4,9 +4,8 @@ use std::collections::HashMap;
 
 use super::names::{self, Class};
 use super::{
-    DEBUG_PATH_SHARE, Finding, IOWAIT_SHARE, JIT_SHARE, LintKind, LintOptions, MAX_HZ, MIN_HZ,
-    MOST, PERF_MAX_STACK, SHORT_NS, Scan, TRUNCATED_SHARE, UNKNOWN_SHARE, WRAPPED_SAMPLES,
-    WRAPPER_FRAMES, base_format,
+    DEBUG_PATH_SHARE, Finding, JIT_SHARE, LintKind, MAX_HZ, MIN_HZ, MOST, PERF_MAX_STACK, SHORT_NS,
+    Scan, TRUNCATED_SHARE, UNKNOWN_SHARE, WRAPPED_SAMPLES, WRAPPER_FRAMES, base_format,
 };
 use crate::model::FrameId;
 use crate::model::profile::Profile;
@@ -302,12 +301,10 @@ fn on_cpu(profile: &Profile) -> bool {
     }
 }
 
-pub(super) fn on_cpu_only(
-    profile: &Profile,
-    scan: &Scan,
-    opts: &LintOptions,
-    out: &mut Vec<Finding>,
-) {
+/// The host's side (iowait, blocked tasks while this profile ran) is
+/// `ember lint --context`'s `host-io-wait`, from the same flags `ember info
+/// --context` and the timeline show.
+pub(super) fn on_cpu_only(profile: &Profile, scan: &Scan, out: &mut Vec<Finding>) {
     if !on_cpu(profile) {
         return;
     }
@@ -318,8 +315,6 @@ pub(super) fn on_cpu_only(
             pct(blocking),
             top_frames(profile, scan, Class::BLOCKING, 3)
         )
-    } else if let Some(io) = opts.iowait_share.filter(|&s| s > IOWAIT_SHARE) {
-        format!("the host spent {} of its time in iowait", pct(io))
     } else {
         return;
     };

@@ -4,22 +4,17 @@ use crate::model::{FrameMeta, TreeOptions, Unit, ValueType};
 
 mod build_and_stacks;
 
-fn findings(p: &Profile, opts: &LintOptions) -> Vec<Finding> {
+fn findings(p: &Profile) -> Vec<Finding> {
     let tree = CallTree::build(p, TreeOptions::default());
-    lint(p, &tree, opts)
+    lint(p, &tree)
 }
 
 fn codes(p: &Profile) -> Vec<&'static str> {
-    findings(p, &LintOptions::default())
-        .iter()
-        .map(|f| f.kind.code())
-        .collect()
+    findings(p).iter().map(|f| f.kind.code()).collect()
 }
 
 fn fires(p: &Profile, kind: LintKind) -> Option<Finding> {
-    findings(p, &LintOptions::default())
-        .into_iter()
-        .find(|f| f.kind == kind)
+    findings(p).into_iter().find(|f| f.kind == kind)
 }
 
 /// The finding of `kind`, which must fire.
@@ -127,7 +122,7 @@ fn few_samples_counts_samples_not_the_shown_value() {
             ..TreeOptions::default()
         },
     );
-    let found = lint(&p, &tree, &LintOptions::default());
+    let found = lint(&p, &tree);
     assert!(
         found.iter().all(|f| f.kind != LintKind::FewSamples),
         "{found:?}"
@@ -141,7 +136,7 @@ fn few_samples_counts_samples_not_the_shown_value() {
             ..TreeOptions::default()
         },
     );
-    let found = lint(&p, &tree, &LintOptions::default());
+    let found = lint(&p, &tree);
     assert!(
         found.iter().any(|f| f.saw == "only 10 samples"),
         "{found:?}"
@@ -179,7 +174,7 @@ fn short_profile_judges_the_samples_the_tree_was_built_from() {
             ..TreeOptions::default()
         },
     );
-    let found = lint(&p, &tree, &LintOptions::default());
+    let found = lint(&p, &tree);
     assert!(
         found.iter().any(|f| f.kind == LintKind::ShortProfile),
         "{found:?}"
@@ -243,12 +238,12 @@ fn idle_respects_the_trees_sample_range() {
             ..TreeOptions::default()
         },
     );
-    let found = lint(&p, &tree, &LintOptions::default());
+    let found = lint(&p, &tree);
     assert!(found.iter().any(|f| f.kind == LintKind::Idle), "{found:?}");
 }
 
 #[test]
-fn on_cpu_only_fires_on_blocking_calls_or_iowait_in_a_cpu_profile() {
+fn on_cpu_only_fires_on_blocking_calls_in_a_cpu_profile() {
     let p = perf(
         &[
             "db;_start;main;flush;__GI___libc_write;entry_SYSCALL_64;__x64_sys_write",
@@ -266,25 +261,6 @@ fn on_cpu_only_fires_on_blocking_calls_or_iowait_in_a_cpu_profile() {
     assert!(f.advice.contains("--off-cpu") && f.advice.contains("-e wall"));
     let good = perf(&[RELEASE], 60);
     assert!(fires(&good, LintKind::OnCpuOnly).is_none());
-    let io = findings(
-        &good,
-        &LintOptions {
-            iowait_share: Some(0.35),
-        },
-    );
-    let saw: Vec<&str> = io
-        .iter()
-        .filter(|f| f.kind == LintKind::OnCpuOnly)
-        .map(|f| f.saw.as_str())
-        .collect();
-    assert_eq!(saw, vec!["the host spent 35% of its time in iowait"]);
-    let calm = findings(
-        &good,
-        &LintOptions {
-            iowait_share: Some(0.05),
-        },
-    );
-    assert!(calm.iter().all(|f| f.kind != LintKind::OnCpuOnly));
 }
 
 #[test]
@@ -295,13 +271,7 @@ fn on_cpu_only_leaves_wall_clock_profiles_alone() {
     );
     p.format = "pprof".into();
     p.value_types = vec![ValueType::new("wall", Unit::Nanoseconds)];
-    let io = findings(
-        &p,
-        &LintOptions {
-            iowait_share: Some(0.5),
-        },
-    );
-    assert!(io.iter().all(|f| f.kind != LintKind::OnCpuOnly), "{io:?}");
+    assert!(fires(&p, LintKind::OnCpuOnly).is_none());
     p.value_types = vec![ValueType::new("cpu", Unit::Nanoseconds)];
     assert!(fires(&p, LintKind::OnCpuOnly).is_some());
 }

@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{App, Effect, Phase, View};
 use crate::model::NodeId;
-use crate::model::lint::{LintOptions, lint};
+use crate::model::lint::lint;
 use crate::output::export::ExportFormat;
 use crate::output::report::{Report, ReportInput, Style};
 use crate::ui::clipboard;
@@ -59,7 +59,7 @@ impl App {
             View::Flame | View::Inverted => Some(l.flame.selected),
             View::Table | View::Sandwich => None,
         };
-        let findings = lint(&l.profile, &l.tree, &LintOptions::default());
+        let findings = lint(&l.profile, &l.tree);
         let input = ReportInput {
             source: self.source_name.clone(),
             view: self.view_notes(),

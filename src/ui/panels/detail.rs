@@ -65,7 +65,7 @@ pub(super) fn draw_detail(
             crate::timeline::flags::Severity::Warn => theme.warning,
             crate::timeline::flags::Severity::Note => theme.status_label,
         };
-        for row in wrap(&format!("host: {}", f.message), inner_w, 4) {
+        for row in wrap(&format!("host: {}", f.message()), inner_w, 4) {
             lines.push(Line::styled(row, style));
         }
     }
