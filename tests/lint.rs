@@ -44,6 +44,88 @@ fn a_rust_debug_build_is_flagged_and_its_release_build_is_not() {
     assert_eq!(codes("rust-release.perf.gz"), Vec::<&str>::new());
 }
 
+/// The same program recorded with frame-pointer call graphs (`perf record
+/// -g`): the debug build's stacks are as broken as the release build's, so
+/// names say little, but perf's DSO path (`.../target/debug/lint-rust`) says
+/// which build ran. Both get `broken-stacks`; only the debug one `debug-build`.
+#[test]
+fn a_frame_pointer_recording_of_a_debug_build_is_told_by_its_binary_path() {
+    let debug = codes("rust-debug-fp.perf.gz");
+    assert!(debug.contains(&"debug-build"), "{debug:?}");
+    assert!(debug.contains(&"broken-stacks"), "{debug:?}");
+    let release = codes("rust-release-fp.perf.gz");
+    assert_eq!(release, vec!["broken-stacks"]);
+    let p = common::load_path(&fixture("rust-debug-fp.perf.gz")).unwrap();
+    let f = lint(&p, &common::default_tree(&p));
+    let saw = &f
+        .iter()
+        .find(|f| f.kind == LintKind::DebugBuild)
+        .unwrap()
+        .saw;
+    assert!(saw.contains("e.g. /tmp/lr/target/debug/lint-rust"), "{saw}");
+}
+
+/// With the binary at a path that says nothing (the DSO renamed), the DWARF
+/// recordings are told apart by their frames alone: the debug build's calls
+/// that optimised builds inline, against perf's `(inlined)` marks in the
+/// release build.
+#[test]
+fn without_a_telling_path_the_frame_names_still_tell_the_builds_apart() {
+    let neutral = |name: &str, from: &str| {
+        let text = common::gunzip_text(&fixture(name));
+        let text = text.replace(from, "/usr/local/bin/lint-rust");
+        assert!(!text.contains("target/"), "{name}: a path is left");
+        let p = common::load_bytes(text.as_bytes());
+        lint(&p, &common::default_tree(&p))
+            .iter()
+            .map(|f| f.kind.code())
+            .collect::<Vec<_>>()
+    };
+    let debug = neutral(
+        "rust-debug.perf.gz",
+        "/tmp/lint-rust-target/debug/lint-rust",
+    );
+    assert_eq!(debug, vec!["debug-build"]);
+    let release = neutral(
+        "rust-release.perf.gz",
+        "/tmp/lint-rust-target/release/lint-rust",
+    );
+    assert_eq!(release, Vec::<&str>::new());
+}
+
+/// pprof-rs writes every inlined frame as a location of its own and names no
+/// binary, so a release build looks like a debug one by names: lint says it
+/// may be either (`maybe-debug-build`), never the verdict. A Go profile,
+/// whose locations hold inlined lines, keeps the plain checks.
+#[test]
+fn a_pprof_rs_release_profile_gets_no_debug_build_verdict() {
+    let path = common::repo().join("tests/fixtures/export/rust-pprofrs.cpu.pb");
+    let p = common::load_path(&path).unwrap();
+    let found = lint(&p, &common::default_tree(&p));
+    assert!(
+        found.iter().all(|f| f.kind != LintKind::DebugBuild),
+        "{found:?}"
+    );
+    let soft = found
+        .iter()
+        .find(|f| f.kind == LintKind::MaybeDebugBuild)
+        .expect("the soft word");
+    assert!(
+        soft.saw
+            .starts_with("may be a debug build, or a symboliser"),
+        "{}",
+        soft.saw
+    );
+    let go = common::load_path(&common::repo().join("samples/go-loganalytics.pb.gz")).unwrap();
+    let found = lint(&go, &common::default_tree(&go));
+    assert!(
+        found
+            .iter()
+            .all(|f| !matches!(f.kind, LintKind::DebugBuild | LintKind::MaybeDebugBuild)),
+        "{found:?}"
+    );
+}
+
 #[test]
 fn c_without_frame_pointers_has_broken_stacks_and_with_them_not() {
     assert!(codes("c-omit-fp.perf.gz").contains(&"broken-stacks"));

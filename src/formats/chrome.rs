@@ -230,6 +230,7 @@ impl Out {
                     line,
                     kind,
                     system_name: None,
+                    object: None,
                 });
         }
         self.frame_cache.insert(key, f);

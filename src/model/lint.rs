@@ -37,6 +37,9 @@ pub enum LintKind {
     /// the host flag's own code (`host-io-wait`, `host-run-queue`, ...): the
     /// caller adds these, the profile alone cannot tell.
     Host(&'static str),
+    /// Names alone look like a debug build, but the format cannot tell one
+    /// from a symboliser that writes inlined frames as frames of their own.
+    MaybeDebugBuild,
 }
 
 impl LintKind {
@@ -54,6 +57,7 @@ impl LintKind {
             LintKind::TruncatedStacks => "truncated-stacks",
             LintKind::LostSamples => "lost-samples",
             LintKind::Host(code) => code,
+            LintKind::MaybeDebugBuild => "maybe-debug-build",
         }
     }
 }
@@ -92,6 +96,9 @@ const WRAPPED_SAMPLES: f64 = 0.3;
 const WRAPPER_FRAMES: f64 = 0.1;
 /// Samples in frames under a debug build's path.
 const DEBUG_PATH_SHARE: f64 = 0.05;
+/// Samples in code under a release build's path (perf's DSOs, pprof's
+/// mappings) that outweigh what frame names suggest.
+const RELEASE_PATH_SHARE: f64 = 0.5;
 /// perf's default `kernel.perf_event_max_stack`.
 const PERF_MAX_STACK: u16 = 127;
 /// Go's profiler stack caps (heap records, CPU before Go 1.23, CPU since).
@@ -174,6 +181,7 @@ struct Weights {
     jit: f64,
     no_stack: f64,
     debug_path: f64,
+    release_path: f64,
     /// Native depth (below synthetic roots) <= 2.
     shallow: f64,
     /// Reaches no root frame, does not start in the kernel and is not cut.
@@ -213,6 +221,7 @@ const CARRIED: u16 = Class::IDLE
     | Class::JIT
     | Class::ROOT
     | Class::DEBUG_PATH
+    | Class::RELEASE_PATH
     | Class::NO_STACK
     | Class::JIT_COMM;
 
@@ -272,8 +281,13 @@ fn classify_frames(profile: &Profile) -> Vec<u16> {
             FrameKind::Kernel => *c |= Class::KERNEL,
             FrameKind::Jit | FrameKind::Normal => {}
         }
-        if meta.file.as_deref().is_some_and(names::is_debug_path) {
+        let object = meta.object.as_deref();
+        if meta.file.as_deref().is_some_and(names::is_debug_path)
+            || object.is_some_and(names::is_debug_path)
+        {
             *c |= Class::DEBUG_PATH;
+        } else if object.is_some_and(names::is_release_path) {
+            *c |= Class::RELEASE_PATH;
         }
     }
     class
@@ -453,6 +467,8 @@ fn weigh(profile: &Profile, samples: Option<f64>, frame_class: &[u16], own: &[f3
         }
         if has(Class::DEBUG_PATH) {
             w.debug_path += x;
+        } else if has(Class::RELEASE_PATH) {
+            w.release_path += x;
         }
         if f.depth <= 2 {
             w.shallow += x;

@@ -275,6 +275,9 @@ pub struct FrameMeta {
     /// The input's system (often mangled) name where it gave one apart from
     /// the display name: pprof's `Function.system_name`, written back as is.
     pub system_name: Option<String>,
+    /// The binary or library the code is in, as the format names it (perf's
+    /// DSO path, a pprof mapping's file): what says a debug build from a release one.
+    pub object: Option<String>,
 }
 
 /// Facts about the whole profile, where the format carries them.

@@ -238,3 +238,15 @@ pub fn next_view(rx: &std::sync::mpsc::Receiver<ember::ui::Msg>) -> Box<ember::u
         }
     }
 }
+
+/// A gzipped text file's contents.
+#[allow(dead_code)]
+pub fn gunzip_text(path: &Path) -> String {
+    use std::io::Read;
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_string(&mut text)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text
+}

@@ -103,6 +103,7 @@ impl Builder {
                     line,
                     kind: FrameKind::Normal,
                     system_name: None,
+                    object: None,
                 });
         }
         self.frames.insert(key, id);

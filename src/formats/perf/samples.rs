@@ -344,12 +344,16 @@ impl Parser {
             } else {
                 FrameKind::Normal
             };
-            if kind != FrameKind::Normal {
+            // The DSO, where perf printed one: `/app/target/debug/app` says
+            // more about the build than any frame name.
+            let object = (!module.is_empty() && module != b"inlined" && module != b"[unknown]")
+                .then(|| String::from_utf8_lossy(module).into_owned());
+            if kind != FrameKind::Normal || object.is_some() {
                 self.profile.frame_meta.insert(
                     id,
                     FrameMeta {
                         kind,
-                        system_name: None,
+                        object,
                         ..FrameMeta::default()
                     },
                 );

@@ -98,6 +98,8 @@ struct Ids {
     mapping: IdIndex,
     /// Each mapping's object name (`[basename]`).
     mapping_names: Vec<Vec<u8>>,
+    /// Each mapping's file as written (empty when none).
+    mapping_files: Vec<String>,
     /// Whether each mapping is the kernel's.
     kernel: Vec<bool>,
     function: IdIndex,
@@ -186,6 +188,10 @@ impl<'a> Converter<'a> {
             .map(|x| self.strings.get(x.filename))
             .collect();
         let mapping_names: Vec<Vec<u8>> = mapping_files.iter().map(|f| object_name(f)).collect();
+        let files = mapping_files
+            .iter()
+            .map(|f| String::from_utf8_lossy(f).into_owned())
+            .collect();
         let kernel: Vec<bool> = mapping_files
             .iter()
             .map(|f| f.starts_with(b"[kernel"))
@@ -201,6 +207,7 @@ impl<'a> Converter<'a> {
         Ids {
             mapping,
             mapping_names,
+            mapping_files: files,
             kernel,
             function,
             location,
@@ -265,6 +272,9 @@ impl<'a> Converter<'a> {
             } else {
                 FrameKind::Normal
             };
+            let object_file = mapping
+                .map(|i| ids.mapping_files[i].as_str())
+                .filter(|f| !f.is_empty());
             lines.clear();
             let last = loc.line.len().saturating_sub(1);
             for (li, line) in loc.line.iter().enumerate() {
@@ -332,6 +342,7 @@ impl<'a> Converter<'a> {
                             .map(|f| strings.get(f.system_name))
                             .filter(|n| !n.is_empty())
                             .map(|n| String::from_utf8_lossy(n).into_owned()),
+                        object: object_file.map(str::to_string),
                     });
             }
             entry.len = loc_frames.len() as u32 - entry.start;

@@ -4,8 +4,9 @@ use std::collections::HashMap;
 
 use super::names::{self, Class};
 use super::{
-    DEBUG_PATH_SHARE, Finding, JIT_SHARE, LintKind, MAX_HZ, MIN_HZ, MOST, PERF_MAX_STACK, SHORT_NS,
-    Scan, TRUNCATED_SHARE, UNKNOWN_SHARE, WRAPPED_SAMPLES, WRAPPER_FRAMES, base_format,
+    DEBUG_PATH_SHARE, Finding, JIT_SHARE, LintKind, MAX_HZ, MIN_HZ, MOST, PERF_MAX_STACK,
+    RELEASE_PATH_SHARE, SHORT_NS, Scan, TRUNCATED_SHARE, UNKNOWN_SHARE, WRAPPED_SAMPLES,
+    WRAPPER_FRAMES, base_format,
 };
 use crate::model::FrameId;
 use crate::model::profile::Profile;
@@ -87,14 +88,30 @@ pub(super) fn debug_build(profile: &Profile, scan: &Scan, out: &mut Vec<Finding>
     }
     let path = scan.share(w.debug_path);
     if path >= DEBUG_PATH_SHARE {
+        // The binary most frames under a debug path come from, as an example.
+        let mut objects: HashMap<&str, usize> = HashMap::new();
+        for m in profile.frame_meta.values() {
+            if let Some(o) = m.object.as_deref().filter(|o| names::is_debug_path(o)) {
+                *objects.entry(o).or_default() += 1;
+            }
+        }
+        let example = objects
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+            .map(|(o, _)| format!(", e.g. {}", short_name(o)))
+            .unwrap_or_default();
         out.push(Finding {
             kind: LintKind::DebugBuild,
             saw: format!(
-                "{} of samples in code under a debug build's path (target/debug, cmake-build-debug, /Debug/)",
+                "{} of samples in code under a debug build's path (target/debug, cmake-build-debug, /Debug/){example}",
                 pct(path)
             ),
             advice: advice.into(),
         });
+        return;
+    }
+    // The binary's own path outweighs what names suggest.
+    if scan.share(w.release_path) >= RELEASE_PATH_SHARE {
         return;
     }
     let wrapped = scan.share(w.wrapped);
@@ -105,13 +122,31 @@ pub(super) fn debug_build(profile: &Profile, scan: &Scan, out: &mut Vec<Finding>
     };
     if wrapped >= WRAPPED_SAMPLES && frames >= WRAPPER_FRAMES {
         let names = top_frames(profile, scan, Class::WRAPPER, 3);
+        let seen = format!(
+            "{} of samples pass through two or more calls that optimised builds inline ({} of all frames), e.g. {names}",
+            pct(wrapped),
+            pct(frames)
+        );
+        // pprof marks inlining by giving a location several lines; a writer
+        // that never does (pprof-rs: a location per frame, inlined or not)
+        // looks like a debug build by names alone.
+        if base_format(&profile.format) == "pprof" && profile.inline_calls.is_empty() {
+            out.push(Finding {
+                kind: LintKind::MaybeDebugBuild,
+                saw: format!(
+                    "may be a debug build, or a symboliser that writes inlined frames as calls of their own \
+                     (pprof-rs does; this file marks no inlined lines and names no binary): {seen}"
+                ),
+                advice: format!(
+                    "if the binary was built without optimisation, {advice}; a release build profiled \
+                     with pprof-rs looks like this too"
+                ),
+            });
+            return;
+        }
         out.push(Finding {
             kind: LintKind::DebugBuild,
-            saw: format!(
-                "{} of samples pass through two or more calls that optimised builds inline ({} of all frames), e.g. {names}",
-                pct(wrapped),
-                pct(frames)
-            ),
+            saw: seen,
             advice: advice.into(),
         });
     }

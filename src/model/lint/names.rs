@@ -31,6 +31,8 @@ impl Class {
     /// A thread root naming a JIT runtime (`node`, `java`), whose `[unknown]`
     /// frames are JIT code.
     pub const JIT_COMM: u16 = 1 << 11;
+    /// Code in a release build's binary (`target/release/`, `cmake-build-release`).
+    pub const RELEASE_PATH: u16 = 1 << 12;
 }
 
 /// perf's name for an event without a call chain (`formats::perf::NO_STACK`;
@@ -276,6 +278,21 @@ pub(super) fn is_debug_path(text: &str) -> bool {
         "cmake-build-debug",
         "/Debug/",
         "\\Debug\\",
+    ];
+    MARKS.iter().any(|m| text.contains(m))
+}
+
+/// A path of an optimised build: `target/release/`, `cmake-build-release`,
+/// Visual Studio's `/Release/` and `/RelWithDebInfo/`.
+pub(super) fn is_release_path(text: &str) -> bool {
+    const MARKS: [&str; 7] = [
+        "target/release/",
+        "target\\release\\",
+        "cmake-build-release",
+        "cmake-build-relwithdebinfo",
+        "/Release/",
+        "\\Release\\",
+        "/RelWithDebInfo/",
     ];
     MARKS.iter().any(|m| text.contains(m))
 }

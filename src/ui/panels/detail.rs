@@ -38,6 +38,11 @@ pub(super) fn draw_detail(
             };
             lines.push(Line::raw(fit(&loc, inner_w).into_owned()));
         }
+        if let Some(object) = &m.object {
+            // The binary's path is its tail that matters: keep the end.
+            let text = format!("in {}", sanitize(object));
+            lines.push(Line::styled(fit_left(&text, inner_w), theme.status_label));
+        }
         let kind = match m.kind {
             crate::model::FrameKind::Kernel => Some("kernel code"),
             crate::model::FrameKind::Inlined => Some("inlined"),

@@ -189,7 +189,14 @@ rustc 10 1.0: 1 cycles:
         Some(FrameKind::Inlined)
     );
     assert_eq!(kind(b"Interpreter"), Some(FrameKind::Jit));
-    assert_eq!(kind(b"_start"), None);
+    // A plain frame has meta only for its DSO, which is kept as written.
+    assert_eq!(kind(b"_start"), Some(FrameKind::Normal));
+    let object = p
+        .frames
+        .get(b"_start")
+        .and_then(|f| p.frame_meta.get(&f))
+        .and_then(|m| m.object.clone());
+    assert!(object.is_some_and(|o| o.starts_with('/')));
     // Two different events: per-event pairs, and `cycles` counted as a count.
     let kinds: Vec<&str> = p.value_types.iter().map(|v| v.kind.as_str()).collect();
     assert_eq!(

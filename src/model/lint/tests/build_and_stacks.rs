@@ -46,6 +46,7 @@ fn inlined_wrappers_do_not_count_as_a_debug_build() {
             FrameMeta {
                 kind: FrameKind::Inlined,
                 system_name: None,
+                object: None,
                 ..FrameMeta::default()
             },
         );
@@ -141,6 +142,7 @@ fn kernel_threads_and_whole_non_perf_stacks_are_not_broken() {
         FrameMeta {
             kind: FrameKind::Kernel,
             system_name: None,
+            object: None,
             ..FrameMeta::default()
         },
     );
