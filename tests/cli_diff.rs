@@ -246,3 +246,27 @@ fn sample_type_picks_the_value_for_both_sides() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("plain.folded"), "{}", stderr(&o));
 }
+
+/// An A/A pair where most functions are under `--min-samples`: `check` says
+/// how many it weighed and how many it skipped, never "N checked" for all.
+#[test]
+fn check_counts_checked_and_skipped_functions_apart() {
+    let mut text = String::from("main;hot 500\nmain;warm 300\n");
+    for i in 0..20 {
+        text.push_str(&format!("main;rare{i} 3\n"));
+    }
+    let a = common::write_input("a.folded", text.as_bytes());
+    let b = common::write_input("b.folded", text.as_bytes());
+    let o = ember(&["check"], &[&a.path, &b.path]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let out = stdout(&o);
+    // The budget is on self time: hot and warm weighed; rare0..19 and main
+    // (no self samples) skipped.
+    assert!(out.starts_with("ok: no function grew past its budget (2 functions checked, 21 skipped with fewer than 50 samples on both sides (--min-samples)"), "{out}");
+    let o = ember(&["check", "--function", "^hot$"], &[&a.path, &b.path]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("1 function checked, 22 matched by no budget's pattern"),
+        "{out}"
+    );
+}

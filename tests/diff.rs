@@ -601,3 +601,28 @@ fn the_delta_table_from_the_samples_equals_the_one_from_the_tree() {
         }
     }
 }
+
+/// Sides that share no function get a caution saying so; sides that share
+/// little (30% of after's samples in functions before has) get the share;
+/// sides that share most get neither.
+#[test]
+fn sides_that_share_no_or_few_functions_are_cautioned() {
+    let cautions = |b: &str, a: &str| merged(b, a).meta.diff.unwrap().cautions;
+    let none = cautions(
+        "py;run;parse 50\npy;run;lex 50\n",
+        "main.main;main.work 100\n",
+    );
+    assert_eq!(none.len(), 1, "{none:?}");
+    assert!(none[0].contains("share no function"), "{none:?}");
+    let few = cautions(
+        "main;a 50\nmain;b 50\n",
+        "main;a 30\nother;x 40\nother;y 30\n",
+    );
+    assert_eq!(few.len(), 1, "{few:?}");
+    assert!(
+        few[0].starts_with("only 30% of after's total is in functions before also has"),
+        "{few:?}"
+    );
+    let most = cautions("main;a 50\nmain;b 50\n", "main;a 70\nmain;c 30\n");
+    assert!(most.is_empty(), "{most:?}");
+}

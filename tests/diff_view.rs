@@ -26,16 +26,20 @@ use unicode_width::UnicodeWidthStr;
 
 fn diff_app(depth: ColorDepth) -> App {
     let fx = |n: &str| Source::Path(common::repo().join("tests/fixtures").join(n));
-    let p = formats::load_diff(
+    app_of_diff(
         [&fx("diff-before.folded"), &fx("diff-after.folded")],
-        &LoadOptions::default(),
-        false,
-        &Progress::several(),
+        &["main", "parse", "lex"],
+        depth,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The viewer on the comparison of two files, `select` (a path) selected.
+fn app_of_diff(sides: [&Source; 2], select: &[&str], depth: ColorDepth) -> App {
+    let p = formats::load_diff(sides, &LoadOptions::default(), false, &Progress::several())
+        .unwrap_or_else(|e| panic!("{e}"));
     let tree = common::default_tree(&p);
     let mut loaded = Loaded::new(p, tree, Orientation::Icicle, Duration::ZERO);
-    let n = common::node(&loaded.profile, &loaded.tree, &["main", "parse", "lex"]);
+    let n = common::node(&loaded.profile, &loaded.tree, select);
     loaded.flame.select(&loaded.tree, &loaded.profile, n);
     App::new(
         "diff-before.folded → diff-after.folded".into(),
@@ -117,7 +121,9 @@ fn the_status_line_says_both_values_the_change_and_the_verdict() {
     let mut app = diff_app(ColorDepth::Mono);
     let text = screen(&mut app, 200, 24);
     assert!(
-        text.contains("total 200 -> 300 samples (+50.0%, 20.0% -> 30.0% of all, significant)"),
+        text.contains(
+            "total 200 -> 300 samples (share +50.0%, 20.0% -> 30.0% of all, significant)"
+        ),
         "{text}"
     );
     assert!(
@@ -147,7 +153,9 @@ fn widths_switch_to_before_and_show_gone_frames() {
         "{text}"
     );
     assert!(
-        text.contains("total 200 -> 300 samples (+50.0%, 20.0% -> 30.0% of all, significant)"),
+        text.contains(
+            "total 200 -> 300 samples (share +50.0%, 20.0% -> 30.0% of all, significant)"
+        ),
         "the numbers stay the sides' own:\n{text}"
     );
     app.update(Action::NextValue);
@@ -409,7 +417,9 @@ fn callers_and_callees_of_a_function_show_its_change_per_caller() {
     assert!(text.contains("▲lex"), "{text}");
     // Shares are of the whole profile, not of the pane.
     assert!(
-        text.contains("total 200 -> 300 samples (+50.0%, 20.0% -> 30.0% of all, significant)"),
+        text.contains(
+            "total 200 -> 300 samples (share +50.0%, 20.0% -> 30.0% of all, significant)"
+        ),
         "{text}"
     );
     // One step up in the callers pane: parse, lex's only caller.
@@ -516,4 +526,51 @@ fn a_baseline_compares_on_the_side_it_is_given() {
     };
     let empty = ember::model::Profile::new("folded", vec![ember::model::ValueType::samples()]);
     assert!(b.compare(empty).unwrap_err().contains("no samples"));
+}
+
+/// Sides of different sizes (1,000 and 2,167 samples), so raw counts and
+/// shares tell different changes: `a` grows 62 -> 167 samples (+169.4%) but
+/// 6.2% -> 7.7% of its side (+24.3%). The status line, the detail panel and the
+/// delta table give the same relative change, the one the header names, and
+/// follow `n` to raw together. At 80x24 and 250x60.
+#[test]
+fn every_relative_change_follows_the_normalisation_on_screen() {
+    let before = common::write_input("b.folded", b"main;a 62\nmain;b 938\n");
+    let after = common::write_input("a.folded", b"main;a 167\nmain;b 2000\n");
+    let mut app = app_of_diff(
+        [
+            &Source::Path(before.path.clone()),
+            &Source::Path(after.path.clone()),
+        ],
+        &["main", "a"],
+        ColorDepth::Mono,
+    );
+    app.update(Action::ToggleDetail);
+    let text = screen(&mut app, 250, 60);
+    assert!(
+        text.contains("total 62 -> 167 samples (share +24.3%, 6.2% -> 7.7% of all"),
+        "{text}"
+    );
+    assert!(text.contains("(+1.51pp, +24.3%)"), "{text}");
+    assert!(!text.contains("169.4"), "{text}");
+    app.update(Action::DiffNorm);
+    let text = screen(&mut app, 250, 60);
+    assert!(text.contains("· raw ·"), "{text}");
+    assert!(
+        text.contains("total 62 -> 167 samples (raw +169.4%"),
+        "{text}"
+    );
+    assert!(text.contains("+169.4%)"), "{text}");
+    assert!(!text.contains("24.3"), "{text}");
+    app.update(Action::ToggleView);
+    let table = screen(&mut app, 250, 60);
+    let row = table.lines().find(|l| l.ends_with("  a")).expect("a's row");
+    assert!(row.contains("+169.4%"), "{table}");
+    let small = screen(&mut app, 80, 24);
+    assert!(
+        small
+            .lines()
+            .any(|l| l.ends_with("  a") && l.contains("+169.4%")),
+        "{small}"
+    );
 }

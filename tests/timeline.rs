@@ -425,3 +425,43 @@ fn thread_rows_name_the_busiest_threads() {
         "{screen}"
     );
 }
+
+/// The detail panel's rows between its borders, joined by spaces.
+fn panel_text(screen: &str) -> String {
+    let rows: Vec<String> = screen
+        .lines()
+        .filter_map(|l| {
+            let start = l.find('│')?;
+            let rest = &l[start + '│'.len_utf8()..];
+            let end = rest.rfind('│')?;
+            Some(rest[..end].trim().to_string())
+        })
+        .collect();
+    rows.join(" ")
+}
+
+/// A host flag in the detail panel is whole and wrapped at words, at 80x24
+/// (the panel at the bottom) and 250x60 (beside the graph, as wide as its
+/// lines need, not the fixed 44 columns it was).
+#[test]
+fn the_detail_panel_wraps_host_flags_at_words_and_sizes_to_its_content() {
+    let mut app = app_of(sample());
+    app.contexts_read(vec![Ok(log("vmstat.log", 0, &[60.0; 40]))]);
+    app.update(Action::ToggleDetail);
+    let wide = screen_of(&mut app, 250, 60);
+    let flag = "host: the host was waiting on I/O (iowait up to 60%) but this profile only \
+                sees time on the CPU: it cannot show the wait. Take a wall-clock or off-CPU \
+                profile:";
+    assert!(panel_text(&wide).contains(flag), "{wide}");
+    let top = wide
+        .lines()
+        .find(|l| l.contains("┌ detail"))
+        .expect("the panel's top border");
+    let width = top.chars().skip_while(|&c| c != '┌').count();
+    assert!(width > 44 && width <= 250 * 45 / 100, "{width}: {wide}");
+    let small = screen_of(&mut app, 80, 24);
+    assert!(
+        panel_text(&small).contains("host: the host was waiting on I/O"),
+        "{small}"
+    );
+}

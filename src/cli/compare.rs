@@ -347,19 +347,20 @@ fn check(args: &CheckArgs) -> Result<bool> {
     let share = table
         .compare(&profile, Norm::Share)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let offenders = model::diff::offenders(
-        &profile,
-        &table,
-        &cmp,
-        &share,
-        &gates,
-        &GateOptions {
-            min_samples: args.min_samples,
-            include_noise: args.include_noise,
-        },
-    );
+    let opts = GateOptions {
+        min_samples: args.min_samples,
+        include_noise: args.include_noise,
+    };
+    let offenders = model::diff::offenders(&profile, &table, &cmp, &share, &gates, &opts);
+    let covered = model::diff::coverage(&profile, &table, &gates, &opts);
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    let _ = output::diff::offenders_text(&mut out, &profile, &offenders, &cmp, table.rows.len());
+    let _ = output::diff::offenders_text(
+        &mut out,
+        &profile,
+        &offenders,
+        &cmp,
+        (covered, args.min_samples),
+    );
     Ok(offenders.is_empty())
 }

@@ -6,7 +6,9 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::{human_real, value_text};
-use crate::model::diff::{Change, Compare, DeltaTable, DiffMeta, Norm, Offender, Verdict};
+use crate::model::diff::{
+    Change, Compare, Coverage, DeltaTable, DiffMeta, Norm, Offender, Verdict,
+};
 use crate::model::{Profile, StackId, Unit, ValueType};
 use crate::sanitize::sanitize;
 
@@ -72,9 +74,15 @@ pub fn verdict_text(c: &Change) -> String {
     }
 }
 
-/// `total 1.44 s -> 1.30 s (-10.0%, 21.1% -> 18.9% of all, significant)`:
-/// `raw` in the profile's units, `share` as shares of each side.
-pub fn change_summary(label: &str, raw: &Change, share: &Change, unit: &Unit) -> String {
+/// `total 1.44 s -> 1.30 s (share -10.0%, 21.1% -> 18.9% of all, significant)`: `[raw, share, active]` changes, the values in the profile's
+/// units, the shares of each side, the relative change under `norm` (the
+/// `active` one), named.
+pub fn change_summary(
+    label: &str,
+    [raw, share, active]: [&Change; 3],
+    norm: Norm,
+    unit: &Unit,
+) -> String {
     let values = match unit {
         // Counts say their unit once: "200 -> 300 samples".
         Unit::Samples | Unit::Count => {
@@ -93,9 +101,15 @@ pub fn change_summary(label: &str, raw: &Change, share: &Change, unit: &Unit) ->
             human_real(raw.value[1], unit)
         ),
     };
+    let basis = match norm {
+        Norm::Raw => "raw",
+        Norm::Share => "share",
+        Norm::PerSecond => "per second",
+        Norm::Scaled => "scaled",
+    };
     format!(
-        "{label} {values} ({}, {:.1}% -> {:.1}% of all, {})",
-        relative_text(raw),
+        "{label} {values} ({basis} {}, {:.1}% -> {:.1}% of all, {})",
+        relative_text(active),
         share.value[0] * 100.0,
         share.value[1] * 100.0,
         verdict_text(share),
@@ -413,22 +427,36 @@ pub fn offenders_text(
     profile: &Profile,
     offenders: &[Offender],
     cmp: &Compare,
-    checked: usize,
+    (covered, min_samples): (Coverage, f64),
 ) -> io::Result<()> {
     let Some(meta) = profile.meta.diff.as_deref() else {
         return Ok(());
     };
     let unit = diff_unit(profile, meta);
+    let plural = |n: usize| if n == 1 { "function" } else { "functions" };
+    let mut weighed = format!("{} {} checked", covered.checked, plural(covered.checked));
+    if covered.skipped > 0 {
+        weighed.push_str(&format!(
+            ", {} skipped with fewer than {min_samples} samples on both sides (--min-samples)",
+            covered.skipped
+        ));
+    }
+    if covered.unmatched > 0 {
+        weighed.push_str(&format!(
+            ", {} matched by no budget's pattern",
+            covered.unmatched
+        ));
+    }
     if offenders.is_empty() {
         return writeln!(
             out,
-            "ok: no function grew past its budget ({checked} functions checked, {})",
+            "ok: no function grew past its budget ({weighed}; {})",
             cmp.norm.label()
         );
     }
     writeln!(
         out,
-        "FAIL: {} function{} grew past the budget ({})",
+        "FAIL: {} function{} grew past the budget ({weighed}; {})",
         offenders.len(),
         if offenders.len() == 1 { "" } else { "s" },
         cmp.norm.label()

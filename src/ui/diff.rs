@@ -12,7 +12,7 @@ use ratatui::widgets::StatefulWidget;
 use super::text::fit;
 use super::theme::{ColorDepth, Theme};
 use crate::model::diff::{Change, Compare, DeltaSort, DeltaTable, Norm, Verdict, tree_compare};
-use crate::model::{CallTree, FrameId, NodeId, Profile};
+use crate::model::{CallTree, FrameId, NodeId, Profile, Unit};
 use crate::output::diff::{change_cells, change_summary, relative_text};
 use crate::sanitize::sanitize;
 
@@ -106,31 +106,37 @@ pub fn compare(
 
 /// The status line's numbers for node `n` of `tree`: total and self, before ->
 /// after, with shares of `whole` (the whole profile's tree: a callers or
-/// callees pane is rooted at one function, but "of all" means all).
+/// callees pane is rooted at one function, but "of all" means all). The
+/// relative change is the one `norm` (the header's) gives, as the detail
+/// panel and the delta table give it, and says so.
 pub fn status_text(
     profile: &Profile,
     tree: &CallTree,
     n: NodeId,
     whole: &CallTree,
+    norm: Norm,
 ) -> Option<String> {
     let meta = profile.meta.diff.as_deref()?;
     let vt = &profile.value_types[meta.sides[0].value];
     let raw = tree_compare(profile, whole, Norm::Raw)?.ok()?;
     let share = tree_compare(profile, whole, Norm::Share)?.ok()?;
+    let (active, _) = compare(profile, whole, norm)?;
+    let summary = |label: &str, total: [i64; 2], samples: [f64; 2]| {
+        change_summary(
+            label,
+            [
+                &raw.change(total, samples),
+                &share.change(total, samples),
+                &active.change(total, samples),
+            ],
+            active.norm,
+            &vt.unit,
+        )
+    };
     let p = tree.pair(n)?;
-    let total = change_summary(
-        "total",
-        &raw.change(p.total, p.samples),
-        &share.change(p.total, p.samples),
-        &vt.unit,
-    );
+    let total = summary("total", p.total, p.samples);
     let sp = tree.pair_self(n)?;
-    let self_part = change_summary(
-        "self",
-        &raw.change(sp.total, sp.samples),
-        &share.change(sp.total, sp.samples),
-        &vt.unit,
-    );
+    let self_part = summary("self", sp.total, sp.samples);
     Some(format!("{total}  {self_part}"))
 }
 
@@ -342,8 +348,23 @@ impl StatefulWidget for DeltaView<'_> {
         state.rows = rows;
         state.offset = super::table::keep_in_view(state.cursor, state.offset, rows);
         let arrow = |k: DeltaSort| if state.sort == k { "▼" } else { "" };
+        // Counts say their unit once, in the header: "938 samples" in each
+        // of six cells leaves no room for the name at 80 columns.
+        let counted = matches!(unit, Unit::Samples | Unit::Count) && cmp.norm != Norm::Share;
+        let suffix = format!(" {}", unit.name());
+        let cells = |c: &Change| {
+            change_cells(c, cmp.norm, unit).map(|x| match x.strip_suffix(suffix.as_str()) {
+                Some(bare) if counted => bare.to_string(),
+                _ => x,
+            })
+        };
+        let name_head = if counted {
+            format!("name ({})", unit.name())
+        } else {
+            "name".to_string()
+        };
         let header = format!(
-            "  {:>9} {:>9} {:>10} {:>9} {:>9} {:>10} {:>8}  name",
+            "  {:>9} {:>9} {:>10} {:>9} {:>9} {:>10} {:>8}  {name_head}",
             "self bef",
             "self aft",
             format!("Δself{}", arrow(DeltaSort::SelfDelta)),
@@ -379,8 +400,8 @@ impl StatefulWidget for DeltaView<'_> {
             let (paint, mark) = shade(self.theme, lead, self.view.hide_noise);
             let mark = if mark.is_empty() { " " } else { mark };
             let name = sanitize(&self.profile.frames.name(r.frame)).into_owned();
-            let [sb, sa, sd] = change_cells(&s, cmp.norm, unit);
-            let [tb, ta, td] = change_cells(&t, cmp.norm, unit);
+            let [sb, sa, sd] = cells(&s);
+            let [tb, ta, td] = cells(&t);
             let line = format!(
                 "{mark} {sb:>9} {sa:>9} {sd:>10} {tb:>9} {ta:>9} {td:>10} {:>8}  {name}",
                 relative_text(&t),

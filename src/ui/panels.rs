@@ -202,8 +202,9 @@ fn draw_loaded(
     // The detail panel takes the right side of a wide screen, else the bottom.
     let (graph, detail) = if show_detail && view != View::Table && graph.height >= 6 {
         if graph.width >= 100 {
+            let w = detail::width(l, theme, cx, graph.width);
             let [g, d] =
-                Layout::horizontal([Constraint::Min(40), Constraint::Length(44)]).areas(graph);
+                Layout::horizontal([Constraint::Min(40), Constraint::Length(w)]).areas(graph);
             (g, Some(d))
         } else {
             let [g, d] = Layout::vertical([Constraint::Min(3), Constraint::Length(9)]).areas(graph);
@@ -295,7 +296,7 @@ fn draw_loaded(
         let rows = name_rows.min(status.height.saturating_sub(1)).max(1);
         match view {
             View::Flame | View::Inverted | View::Sandwich => {
-                draw_status(frame, status, l, theme, &name, rows)
+                draw_status(frame, status, l, theme, (&name, rows), cx.diff.norm)
             }
             View::Table => draw_table_status(frame, status, l, theme, &name, rows),
         }
@@ -393,8 +394,8 @@ fn draw_status(
     area: Rect,
     l: &Loaded,
     theme: &super::theme::Theme,
-    name: &str,
-    name_rows: u16,
+    (name, name_rows): (&str, u16),
+    norm: crate::model::diff::Norm,
 ) {
     let v = l.shown();
     let (p, tree, st) = (v.profile, v.tree, v.flame);
@@ -411,7 +412,7 @@ fn draw_status(
         s.push(')');
         s
     };
-    let stats = super::diff::status_text(p, tree, n, &l.tree).unwrap_or_else(|| {
+    let stats = super::diff::status_text(p, tree, n, &l.tree, norm).unwrap_or_else(|| {
         format!(
             "{}  {}  · {}",
             stat("total", tree.total(n)),

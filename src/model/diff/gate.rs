@@ -107,6 +107,50 @@ pub struct GateOptions {
     pub include_noise: bool,
 }
 
+/// How many functions of a table a gate run weighed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// Weighed against at least one budget.
+    pub checked: usize,
+    /// Matched by a budget but under `min_samples` on both sides for every one.
+    pub skipped: usize,
+    /// Matched by no budget's pattern.
+    pub unmatched: usize,
+}
+
+/// Which functions of `table` the `gates` weigh, and which they skip for
+/// having too few samples: what "N functions checked" must count.
+pub fn coverage(
+    profile: &Profile,
+    table: &DeltaTable,
+    gates: &[Gate],
+    opts: &GateOptions,
+) -> Coverage {
+    let mut c = Coverage::default();
+    for row in &table.rows {
+        let name = profile.frames.name(row.frame);
+        let mut matched = false;
+        let mut weighed = false;
+        for gate in gates {
+            if gate.pattern.as_ref().is_some_and(|p| !p.is_match(&name)) {
+                continue;
+            }
+            matched = true;
+            let n = match gate.metric {
+                Metric::SelfWeight => row.self_samples,
+                Metric::Total => row.total_samples,
+            };
+            weighed |= n[0].max(n[1]) >= opts.min_samples;
+        }
+        match (matched, weighed) {
+            (false, _) => c.unmatched += 1,
+            (true, false) => c.skipped += 1,
+            (true, true) => c.checked += 1,
+        }
+    }
+    c
+}
+
 /// The functions of `table` that grew past a gate. Relative thresholds compare
 /// under `cmp`'s normalisation, point thresholds compare shares.
 pub fn offenders(
