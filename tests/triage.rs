@@ -179,6 +179,30 @@ fn search_reports_coverage_of_all_and_of_the_zoom() {
     assert_ne!(loaded(&app).flame.zoom, NodeId::ROOT);
 }
 
+/// In callers/callees the search line says what its share is of: the
+/// samples through the function (all 8 of them pass through alloc), then the
+/// whole profile (8 of 14), not a bare "100.00% of samples".
+#[test]
+fn search_in_callers_and_callees_names_what_its_share_is_of() {
+    let mut app = app();
+    app.update(Action::Search);
+    type_keys(&mut app, "alloc");
+    app.handle_event(&Event::Key(KeyEvent::new(
+        KeyCode::Enter,
+        KeyModifiers::NONE,
+    )));
+    app.update(Action::NextMatch);
+    assert_eq!(selected_name(&app), "alloc");
+    app.update(Action::Sandwich);
+    assert_eq!(app.view, View::Sandwich);
+    let screen = draw(&mut app);
+    assert!(
+        screen.contains("100.00% of the samples through alloc · 57.14% of all"),
+        "{screen}"
+    );
+    assert!(!screen.contains("100.00% of samples"), "{screen}");
+}
+
 #[test]
 fn a_bad_regex_is_reported_not_fatal() {
     let mut app = app();

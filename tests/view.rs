@@ -489,6 +489,45 @@ fn a_key_while_help_is_shown_only_closes_the_help() {
     assert_eq!(selected(&mut app), "main;run;exec");
 }
 
+/// At 80x24 every key's help is there in full, wrapped at words under its
+/// column (scrolling through the overlay), never cut with an ellipsis.
+#[test]
+fn the_help_overlay_wraps_its_lines_at_80_columns() {
+    let mut app = app();
+    app.update(Action::Help);
+    // Scroll a row at a time: each screen's first row is the next row, and
+    // the last screen gives the rest.
+    let mut rows: Vec<String> = Vec::new();
+    let mut last = None;
+    for _ in 0..200 {
+        let screen = common::screen_of(&mut app, 80, 24);
+        let visible: Vec<String> = screen
+            .lines()
+            .filter(|l| l.starts_with('│'))
+            .map(|l| l.trim_start_matches('│').trim_end_matches('│').to_string())
+            .collect();
+        // The draw clamps the scroll: the same offset twice is the end.
+        if last == Some(app.help_scroll) {
+            rows.extend(visible.into_iter().skip(1));
+            break;
+        }
+        last = Some(app.help_scroll);
+        rows.push(visible[0].clone());
+        app.update(Action::MoveDown);
+    }
+    assert!(rows.iter().all(|r| !r.contains('…')), "{}", rows.join("\n"));
+    let text = rows.iter().map(|r| r.trim()).collect::<Vec<_>>().join(" ");
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = words(&text);
+    for e in app.keymap.entries() {
+        assert!(
+            text.contains(&words(&e.help)),
+            "missing: {}\n{text}",
+            e.help
+        );
+    }
+}
+
 const SIZES: [(u16, u16); 10] = [
     (1, 1),
     (2, 2),

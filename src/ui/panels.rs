@@ -359,11 +359,25 @@ fn draw_search(
         let v = l.shown();
         let all = v.tree.total(NodeId::ROOT);
         let zoom = v.tree.total(v.flame.zoom);
-        text.push_str(&format!(
-            "  {} frames · {:.2}% of samples",
-            m.count,
-            percent(s.coverage.0, all)
-        ));
+        match &l.sandwich {
+            // A callers or callees pane holds only the samples through its
+            // function: say the share is of those, then of the whole profile.
+            Some(sw) => {
+                let name = sanitize(&l.profile.frames.name(sw.function)).into_owned();
+                text.push_str(&format!(
+                    "  {} frames · {:.2}% of the samples through {} · {:.2}% of all",
+                    m.count,
+                    percent(s.coverage.0, all),
+                    crate::ui::text::fit(&name, 40),
+                    percent(s.coverage.0, v.all)
+                ));
+            }
+            None => text.push_str(&format!(
+                "  {} frames · {:.2}% of samples",
+                m.count,
+                percent(s.coverage.0, all)
+            )),
+        }
         if v.flame.zoom != NodeId::ROOT {
             text.push_str(&format!(" · {:.2}% of zoom", percent(s.coverage.1, zoom)));
         }

@@ -53,9 +53,59 @@ pub fn fit_left(s: &str, width: usize) -> String {
     format!("…{}", &s[start..])
 }
 
+/// `s`, sanitised, in rows of at most `width` columns broken at spaces; a
+/// word longer than a row is cut into row-long pieces.
+pub fn wrap_words(s: &str, width: usize) -> Vec<String> {
+    let s = sanitize(s);
+    let width = width.max(1);
+    let cols = |t: &str| t.chars().map(|c| c.width().unwrap_or(0)).sum::<usize>();
+    let mut rows: Vec<String> = Vec::new();
+    let mut row = String::new();
+    for word in s.split(' ').filter(|w| !w.is_empty()) {
+        let need = if row.is_empty() {
+            cols(word)
+        } else {
+            cols(&row) + 1 + cols(word)
+        };
+        if need <= width {
+            if !row.is_empty() {
+                row.push(' ');
+            }
+            row.push_str(word);
+            continue;
+        }
+        if !row.is_empty() {
+            rows.push(std::mem::take(&mut row));
+        }
+        // A word wider than the row: cut it.
+        let mut used = 0;
+        for c in word.chars() {
+            let w = c.width().unwrap_or(0);
+            if used + w > width && !row.is_empty() {
+                rows.push(std::mem::take(&mut row));
+                used = 0;
+            }
+            row.push(c);
+            used += w;
+        }
+    }
+    if !row.is_empty() || rows.is_empty() {
+        rows.push(row);
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrap_words_breaks_at_spaces_and_cuts_long_words() {
+        assert_eq!(wrap_words("one two three", 7), ["one two", "three"]);
+        assert_eq!(wrap_words("abcdefgh ij", 3), ["abc", "def", "gh", "ij"]);
+        assert_eq!(wrap_words("", 5), [""]);
+        assert_eq!(wrap_words("a\x1bb", 10), ["a\\x1bb"]);
+    }
 
     #[test]
     fn fits_and_marks_cuts() {

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 use crate::input::Progress;
 use crate::sanitize::sanitize;
 use crate::ui::app::App;
-use crate::ui::text::fit;
+use crate::ui::text::{fit, wrap_words};
 
 pub(super) fn draw_loading(
     frame: &mut Frame,
@@ -84,7 +84,16 @@ pub(super) fn draw_help(frame: &mut Frame, area: Rect, app: &mut App) {
         .max()
         .unwrap_or(10);
     let w = (key_w + help_w + 6).min(usize::from(area.width)) as u16;
-    let h = (entries.len() + 4).min(usize::from(area.height)) as u16;
+    // Help wider than the screen wraps at words under its own column.
+    let text_w = usize::from(w.saturating_sub(2))
+        .saturating_sub(key_w + 2)
+        .max(8);
+    let wrapped: Vec<Vec<String>> = entries
+        .iter()
+        .map(|e| wrap_words(&e.help, text_w))
+        .collect();
+    let rows: usize = wrapped.iter().map(Vec::len).sum();
+    let h = (rows + 4).min(usize::from(area.height)) as u16;
     if w < 4 || h < 3 {
         return;
     }
@@ -94,22 +103,22 @@ pub(super) fn draw_help(frame: &mut Frame, area: Rect, app: &mut App) {
         w,
         h,
     );
-    let inner_w = usize::from(w.saturating_sub(2));
-    let mut lines: Vec<Line> = entries
-        .iter()
-        .map(|e| {
-            let keys = e
-                .keys
-                .iter()
-                .map(|k| k.label())
-                .collect::<Vec<_>>()
-                .join(" ");
-            Line::from(vec![
-                Span::styled(format!("{keys:<key_w$}  "), app.theme.help_key),
-                Span::raw(fit(&e.help, inner_w.saturating_sub(key_w + 2)).into_owned()),
-            ])
-        })
-        .collect();
+    let mut lines: Vec<Line> = Vec::with_capacity(rows + 2);
+    for (e, help) in entries.iter().zip(wrapped) {
+        let keys = e
+            .keys
+            .iter()
+            .map(|k| k.label())
+            .collect::<Vec<_>>()
+            .join(" ");
+        for (i, row) in help.into_iter().enumerate() {
+            let lead = if i == 0 { keys.as_str() } else { "" };
+            lines.push(Line::from(vec![
+                Span::styled(format!("{lead:<key_w$}  "), app.theme.help_key),
+                Span::raw(row),
+            ]));
+        }
+    }
     lines.push(Line::raw(""));
     lines.push(Line::styled(
         "Mouse: click selects, double-click zooms, wheel scrolls",
