@@ -12,6 +12,7 @@ mod clock;
 mod manifest;
 mod procfs;
 mod sampler;
+mod stamp;
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -142,6 +143,29 @@ fn with_perf_output(argv: &[String], dir: &Path) -> Vec<String> {
     out
 }
 
+/// `perf record` without a clock option gets `-k CLOCK_MONOTONIC`: samples
+/// then carry the clock the capture's anchor and the loggers' arrival times
+/// are read with, so they line up exactly. Returns the clock chosen.
+fn with_perf_clock(argv: &[String]) -> (Vec<String>, Option<String>) {
+    let is_perf = argv
+        .first()
+        .is_some_and(|p| Path::new(p).file_name().is_some_and(|n| n == "perf"));
+    if !is_perf || argv.get(1).map(String::as_str) != Some("record") {
+        return (argv.to_vec(), None);
+    }
+    let has_clock = argv[2..].iter().take_while(|a| *a != "--").any(|a| {
+        a == "-k" || (a.starts_with("-k") && !a.starts_with("--")) || a.starts_with("--clockid")
+    });
+    if has_clock {
+        return (argv.to_vec(), None);
+    }
+    let mut out = argv[..2].to_vec();
+    out.push("-k".into());
+    out.push("CLOCK_MONOTONIC".into());
+    out.extend_from_slice(&argv[2..]);
+    (out, Some("CLOCK_MONOTONIC".into()))
+}
+
 /// A command the sampler reproduces the output of, with its environment.
 type Emulated = (Vec<String>, Vec<(String, String)>);
 
@@ -165,6 +189,8 @@ struct Session {
     sampler: Option<(Sender<()>, JoinHandle<Result<()>>)>,
     /// Manifest records for the roles the built-in sampler plays.
     builtin: Vec<CommandRecord>,
+    /// The threads copying the loggers' output into the bundle.
+    relays: Vec<JoinHandle<()>>,
     /// Names in the directory before the capture (with --force): not ours.
     preexisting: BTreeSet<OsString>,
 }
@@ -198,6 +224,7 @@ impl Session {
             end: None,
             commands: Vec::new(),
             files: Vec::new(),
+            profile_clock: None,
         };
         Ok(Session {
             dir: a.out.clone(),
@@ -206,6 +233,7 @@ impl Session {
             profiler: None,
             sampler: None,
             builtin: Vec::new(),
+            relays: Vec::new(),
             preexisting,
         })
     }
@@ -246,9 +274,10 @@ impl Session {
             self.start_sampler(a, vm, io)?;
         }
         if !a.profiler.is_empty() {
-            let argv = with_perf_output(&a.profiler, &self.dir);
+            let (argv, clock) = with_perf_clock(&with_perf_output(&a.profiler, &self.dir));
+            self.manifest.profile_clock = clock;
             let out = Output {
-                stdout: self.dir.join("profiler.out"),
+                stdout: Some(self.dir.join("profiler.out")),
                 stderr: Some(self.dir.join("profiler.err")),
             };
             let i = self
@@ -273,16 +302,35 @@ impl Session {
             return false;
         }
         let out = Output {
-            stdout: self.dir.join(file),
+            stdout: None,
             stderr: None,
         };
-        match self.children.spawn(role, argv.to_vec(), env, &out) {
-            Ok(_) => true,
+        let started = self
+            .children
+            .spawn(role, argv.to_vec(), env, &out)
+            .and_then(|i| {
+                let pipe = self
+                    .children
+                    .take_stdout(i)
+                    .context("the logger's stdout")?;
+                let log = self.stamped(file)?;
+                self.relays.push(stamp::relay(pipe, log)?);
+                Ok(())
+            });
+        match started {
+            Ok(()) => true,
             Err(e) => {
                 eprintln!("ember: {e:#}; sampling /proc instead");
                 false
             }
         }
+    }
+
+    /// `DIR/name` and its arrivals file, on the anchor's clock.
+    fn stamped(&self, name: &str) -> Result<stamp::Stamped> {
+        let s = &self.manifest.start;
+        let offset = s.realtime_ns - i64::try_from(s.monotonic_ns).unwrap_or(0);
+        stamp::Stamped::create(&self.dir.join(name), offset, s.utc_offset_s)
     }
 
     fn start_sampler(
@@ -291,15 +339,15 @@ impl Session {
         vmstat: Option<Emulated>,
         iostat: Option<Emulated>,
     ) -> Result<()> {
-        let create = |name: &str| -> Result<_> {
-            let path = self.dir.join(name);
-            let f = std::fs::File::create(&path)
-                .with_context(|| format!("creating {}", path.display()))?;
-            Ok(std::io::BufWriter::new(f))
-        };
         let sampler = Sampler {
-            vmstat: vmstat.is_some().then(|| create("vmstat.log")).transpose()?,
-            iostat: iostat.is_some().then(|| create("iostat.log")).transpose()?,
+            vmstat: vmstat
+                .is_some()
+                .then(|| self.stamped("vmstat.log"))
+                .transpose()?,
+            iostat: iostat
+                .is_some()
+                .then(|| self.stamped("iostat.log"))
+                .transpose()?,
             interval: Duration::from_secs(a.interval),
             utc_offset_s: self.manifest.start.utc_offset_s,
             zone: self.manifest.start.zone.clone(),
@@ -389,6 +437,10 @@ impl Session {
             self.children.list[i].stop(Signal::INT, Duration::from_secs(2));
         }
         self.children.stop_all(LOGGER_GRACE);
+        // The loggers are gone: their pipes end, and so do the relays.
+        for r in self.relays.drain(..) {
+            let _ = r.join();
+        }
         if let Some((tx, handle)) = self.sampler.take() {
             drop(tx);
             let result = handle
@@ -443,6 +495,7 @@ impl Session {
                     "iostat.log" => FileRole::Iostat,
                     "mpstat.log" => FileRole::Mpstat,
                     "profiler.out" => FileRole::ProfilerStdout,
+                    _ if text.ends_with(crate::context::arrivals::SUFFIX) => FileRole::Arrivals,
                     "profiler.err" => FileRole::ProfilerStderr,
                     _ if self.preexisting.contains(&name) => return None,
                     _ => FileRole::Profile,
@@ -499,6 +552,20 @@ mod tests {
             args(&["perf", "stat", "sleep", "1"]),
         ] {
             assert_eq!(with_perf_output(&given, dir), given);
+        }
+        // perf record samples on the capture's clock unless told another.
+        let (argv, clock) = with_perf_clock(&args(&["perf", "record", "-g", "--", "sleep", "1"]));
+        assert_eq!(
+            argv[..4],
+            args(&["perf", "record", "-k", "CLOCK_MONOTONIC"])
+        );
+        assert_eq!(clock.as_deref(), Some("CLOCK_MONOTONIC"));
+        for given in [
+            args(&["perf", "record", "-k", "realtime", "sleep", "1"]),
+            args(&["perf", "record", "--clockid=mono", "sleep", "1"]),
+            args(&["perf", "top"]),
+        ] {
+            assert_eq!(with_perf_clock(&given), (given.clone(), None));
         }
         // The workload's own -o is not perf's.
         let w = args(&["/usr/bin/perf", "record", "--", "cc", "-o", "a.out"]);

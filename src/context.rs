@@ -7,8 +7,11 @@
 //! none of these formats is one error naming it.
 //!
 //! Times: with [`Clock::Wall`] and a known offset, `end_ns` is the true UTC
-//! instant; without one, the printed local time read as if it were UTC.
+//! instant; without one, the printed local time read as if it were UTC. A log
+//! `ember capture` wrote has its lines' arrival times beside it
+//! ([`arrivals`]): then [`Clock::Monotonic`], to the microsecond.
 
+pub mod arrivals;
 mod build;
 mod detect;
 mod dool;
@@ -68,7 +71,12 @@ pub fn load(path: &Path) -> Result<ContextSource, ContextError> {
         path: name.clone(),
         source,
     })?;
-    parse(&bytes, &name)
+    let mut source = parse(&bytes, &name)?;
+    // ember capture's arrival times, where they lie beside the log.
+    if let Ok(text) = std::fs::read_to_string(arrivals::path_of(path)) {
+        arrivals::apply(&mut source, &text);
+    }
+    Ok(source)
 }
 
 /// Reads a context log held in memory; `name` is used in messages.

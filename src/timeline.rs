@@ -156,6 +156,11 @@ pub enum AlignHow {
     /// One side has no wall clock: the log's first report starts with the
     /// profile's first sample.
     StartTime,
+    /// The log's reports carry `ember capture`'s CLOCK_MONOTONIC arrival
+    /// times and the profile's clock maps to it exactly (it is CLOCK_MONOTONIC,
+    /// perf `-k CLOCK_MONOTONIC` under a capture, or it has a wall clock): the
+    /// error is the loggers' print latency, microseconds.
+    Clock,
 }
 
 /// A context log on the profile's clock: profile time = log time + `shift_ns`.
@@ -208,6 +213,22 @@ pub fn align_anchored(
                 _ => 0,
             };
             (-zone - off, AlignHow::WallClock)
+        }
+        (
+            Clock::Monotonic {
+                realtime_offset_ns,
+                utc_offset_s,
+            },
+            Some(off),
+        ) => {
+            // Wall (UTC) = log + realtime_offset; profile = wall - off (in
+            // local time when the profile printed local time).
+            let zone = if local {
+                i64::from(utc_offset_s) * NS
+            } else {
+                0
+            };
+            (realtime_offset_ns + zone - off, AlignHow::Clock)
         }
         _ => (lo as i64 - c0, AlignHow::StartTime),
     };

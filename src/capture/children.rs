@@ -19,7 +19,8 @@ use super::manifest::{CommandRecord, CommandRole, Exit};
 
 /// How a child's stdout and stderr are connected.
 pub(crate) struct Output {
-    pub stdout: PathBuf,
+    /// `None`: a pipe, for [`Children::take_stdout`].
+    pub stdout: Option<PathBuf>,
     /// `None`: ember's own stderr (the loggers' complaints reach the user).
     pub stderr: Option<PathBuf>,
 }
@@ -134,8 +135,12 @@ impl Children {
         out: &Output,
     ) -> Result<usize> {
         let (program, args) = argv.split_first().context("an empty command")?;
-        let stdout = std::fs::File::create(&out.stdout)
-            .with_context(|| format!("creating {}", out.stdout.display()))?;
+        let stdout = match &out.stdout {
+            Some(p) => Stdio::from(
+                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+            ),
+            None => Stdio::piped(),
+        };
         let stderr = match &out.stderr {
             Some(p) => Stdio::from(
                 std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
@@ -161,6 +166,11 @@ impl Children {
             status: None,
         });
         Ok(self.list.len() - 1)
+    }
+
+    /// The piped stdout of child `i` (once).
+    pub fn take_stdout(&mut self, i: usize) -> Option<std::process::ChildStdout> {
+        self.list.get_mut(i)?.child.stdout.take()
     }
 
     /// Stops every child still running: SIGTERM, a short grace, SIGKILL.

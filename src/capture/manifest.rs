@@ -40,6 +40,10 @@ pub struct Manifest {
     pub commands: Vec<CommandRecord>,
     #[serde(default)]
     pub files: Vec<FileEntry>,
+    /// The clock the profiler stamps samples with, when ember chose it
+    /// (`CLOCK_MONOTONIC`: `perf record -k CLOCK_MONOTONIC`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_clock: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -143,6 +147,8 @@ pub enum FileRole {
     Mpstat,
     ProfilerStdout,
     ProfilerStderr,
+    /// A log's arrival times (`vmstat.log.arrivals`), beside it.
+    Arrivals,
 }
 
 impl Manifest {
@@ -232,10 +238,17 @@ mod tests {
                 }),
                 error: None,
             }],
-            files: vec![FileEntry {
-                path: "vmstat.log".into(),
-                role: FileRole::Vmstat,
-            }],
+            files: vec![
+                FileEntry {
+                    path: "vmstat.log".into(),
+                    role: FileRole::Vmstat,
+                },
+                FileEntry {
+                    path: "vmstat.log.arrivals".into(),
+                    role: FileRole::Arrivals,
+                },
+            ],
+            profile_clock: Some("CLOCK_MONOTONIC".into()),
         };
         let dir = tempfile::tempdir()?;
         write_manifest(dir.path(), &m)?;

@@ -4,8 +4,7 @@
 //! would have printed, so the same readers open the logs
 //! (docs/context-formats.md §2.2, §3.1, §3.2).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -13,6 +12,7 @@ use anyhow::Result;
 
 use super::clock::{self, civil, offset_text};
 use super::procfs::{self, CpuTimes, DiskStat, Meminfo, Stat, Vmstat};
+use super::stamp::Stamped;
 
 pub(crate) const VMSTAT_GROUPS: &str = "--procs-- -----------------------memory---------------------- ---swap-- -----io---- -system-- ----------cpu---------- -----timestamp-----";
 pub(crate) const VMSTAT_COLUMNS: &str = "   r    b         swpd         free         buff        cache   si   so    bi    bo   in   cs  us  sy  id  wa  st  gu";
@@ -51,8 +51,8 @@ fn widths(header: &str, first: Option<usize>) -> Vec<usize> {
 
 /// Where the sampler writes, and what it knows of the host.
 pub(crate) struct Sampler {
-    pub vmstat: Option<BufWriter<File>>,
-    pub iostat: Option<BufWriter<File>>,
+    pub vmstat: Option<Stamped>,
+    pub iostat: Option<Stamped>,
     pub interval: Duration,
     pub utc_offset_s: i32,
     pub zone: String,

@@ -43,6 +43,13 @@ pub enum Clock {
     /// interval's end is nanoseconds since the log's start, from the interval
     /// length.
     Relative,
+    /// `end_ns` is CLOCK_MONOTONIC when the report's line reached `ember
+    /// capture` ([`super::arrivals`]); wall time (UTC) is `end_ns +
+    /// realtime_offset_ns`, read with it, in a zone `utc_offset_s` from UTC.
+    Monotonic {
+        realtime_offset_ns: i64,
+        utc_offset_s: i32,
+    },
 }
 
 /// One report of the log: the interval it covers ends at `end_ns` and lasts

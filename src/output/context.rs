@@ -34,9 +34,24 @@ pub fn context_info(
             .interval_ns()
             .map_or("?".into(), |i| format!("{:.3} s", i as f64 / 1e9));
         let wall = matches!(log.clock, crate::context::Clock::Wall { .. });
-        let span = log.span_ns().map_or("no reports".into(), |(a, b)| {
-            format!("{} to {}", format_clock(a, wall), format_clock(b, wall))
-        });
+        // Arrival times are monotonic; the span reads best as wall time.
+        let to_wall = match log.clock {
+            crate::context::Clock::Monotonic {
+                realtime_offset_ns,
+                utc_offset_s,
+            } => Some(realtime_offset_ns + i64::from(utc_offset_s) * 1_000_000_000),
+            _ => None,
+        };
+        let span = log
+            .span_ns()
+            .map_or("no reports".into(), |(a, b)| match to_wall {
+                Some(o) => format!(
+                    "{} to {}",
+                    format_clock(a + o, true),
+                    format_clock(b + o, true)
+                ),
+                None => format!("{} to {}", format_clock(a, wall), format_clock(b, wall)),
+            });
         writeln!(
             out,
             "context:       {name} ({}, {reports} reports every {interval}, {span})",
@@ -54,6 +69,13 @@ pub fn context_info(
                 "wall clock, zone not stated".into()
             }
             crate::context::Clock::Relative => "no timestamps".into(),
+            crate::context::Clock::Monotonic {
+                utc_offset_s: z, ..
+            } => format!(
+                "CLOCK_MONOTONIC arrival times from ember capture (local UTC{:+03}:{:02})",
+                z / 3600,
+                (z.abs() % 3600) / 60
+            ),
         };
         let host = log
             .host
@@ -93,6 +115,9 @@ pub fn context_info(
             Ok(a) => {
                 let how = match a.how {
                     AlignHow::WallClock => "by wall clock",
+                    AlignHow::Clock => {
+                        "by clock, error < 10 ms (ember capture's CLOCK_MONOTONIC arrival times)"
+                    }
                     AlignHow::StartTime => "by start time (no common clock; --align shifts it)",
                 };
                 let lo = profile_window(profile).map_or(0, |w| w.0 as i64);
