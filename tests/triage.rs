@@ -195,12 +195,15 @@ fn search_in_callers_and_callees_names_what_its_share_is_of() {
     assert_eq!(selected_name(&app), "alloc");
     app.update(Action::Sandwich);
     assert_eq!(app.view, View::Sandwich);
-    let screen = draw(&mut app);
+    let wide = common::screen_of(&mut app, 250, 60);
     assert!(
-        screen.contains("100.00% of the samples through alloc · 57.14% of all"),
-        "{screen}"
+        wide.contains("100.00% of the samples through alloc · 57.14% of all"),
+        "{wide}"
     );
-    assert!(!screen.contains("100.00% of samples"), "{screen}");
+    assert!(!wide.contains("100.00% of samples"), "{wide}");
+    // At 80 columns the basis is said before the row runs out.
+    let small = common::screen_of(&mut app, 80, 24);
+    assert!(small.contains("100.00% of the samples through alloc"), "{small}");
 }
 
 #[test]

@@ -526,6 +526,10 @@ fn the_help_overlay_wraps_its_lines_at_80_columns() {
             e.help
         );
     }
+    // Wide, nothing needs wrapping or cutting either.
+    app.help_scroll = 0;
+    let wide = common::screen_of(&mut app, 250, 60);
+    assert!(!wide.contains('…'), "{wide}");
 }
 
 const SIZES: [(u16, u16); 10] = [
