@@ -203,7 +203,10 @@ fn search_in_callers_and_callees_names_what_its_share_is_of() {
     assert!(!wide.contains("100.00% of samples"), "{wide}");
     // At 80 columns the basis is said before the row runs out.
     let small = common::screen_of(&mut app, 80, 24);
-    assert!(small.contains("100.00% of the samples through alloc"), "{small}");
+    assert!(
+        small.contains("100.00% of the samples through alloc"),
+        "{small}"
+    );
 }
 
 #[test]
