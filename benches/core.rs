@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use common::{median, ms, vm_hwm_kib};
 use ember::formats::{self, LoadOptions};
-use ember::input::{Progress, Source};
 use ember::model::{CallTree, TopTable, Transform, TreeOptions};
+use ember::sources::input::{Progress, Source};
 use ember::ui::app::{App, Loaded, Phase};
 use ember::ui::flame_state::Orientation;
 use ember::ui::keymap::{Action, Keymap};
@@ -23,7 +23,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 fn main() -> anyhow::Result<()> {
-    ember::alloc::from_env();
+    ember::host::alloc::from_env();
     let files = common::files();
     let runs = common::runs();
     if files.is_empty() {

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use common::{median, ms, vm_hwm_kib};
 use ember::formats::{self, LoadOptions};
-use ember::input::{Progress, Source};
 use ember::model::diff::{self, DeltaTable, MergeOptions};
 use ember::model::{CallTree, TreeOptions};
+use ember::sources::input::{Progress, Source};
 use ember::ui::app::{App, Loaded, Phase};
 use ember::ui::flame_state::Orientation;
 use ember::ui::keymap::{Action, Keymap};

@@ -11,7 +11,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use ember::formats::{self, LoadOptions};
-use ember::input::{Progress, Source};
+use ember::sources::input::{Progress, Source};
 
 fn main() -> anyhow::Result<()> {
     let files = common::files();

@@ -13,11 +13,11 @@ use std::time::Instant;
 
 use common::{median, ms};
 use ember::formats::{self, LoadOptions};
-use ember::input::{Progress, Source};
 use ember::model::{CallTree, TreeOptions};
+use ember::sources::input::{Progress, Source};
 
 fn main() -> anyhow::Result<()> {
-    ember::alloc::from_env();
+    ember::host::alloc::from_env();
     let files = common::files();
     if files.is_empty() {
         eprintln!("usage: cargo bench --bench invert -- FILE [FILE ...]");

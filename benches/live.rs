@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use common::{median, ms};
 use ember::formats::{self, LoadOptions};
-use ember::input::{Progress, Source};
 use ember::live::{Follower, Update};
+use ember::sources::input::{Progress, Source};
 
 const APPEND: usize = 1 << 20;
 

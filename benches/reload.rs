@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use common::{median, ms};
 use ember::formats::LoadOptions;
-use ember::input::Progress;
+use ember::sources::input::Progress;
 use ember::ui::Msg;
 use ember::ui::app::{App, Phase};
 use ember::ui::flame_state::Orientation;

@@ -13,9 +13,9 @@ use std::time::Instant;
 
 use common::ms;
 use ember::formats::{self, LoadOptions};
-use ember::input::{Progress, Source};
 use ember::model::search::{self, Query, SearchMode, Searcher};
 use ember::model::{CallTree, Frames, NodeId, TreeOptions};
+use ember::sources::input::{Progress, Source};
 
 fn names(n: usize) -> Frames {
     let crates = [

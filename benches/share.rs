@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 use common::{files, median, ms, runs};
 use ember::formats::{self, LoadOptions};
-use ember::input::{Progress, Source};
 use ember::model::lint::{lint, lint_view};
 use ember::model::{CallTree, NodeId, TreeOptions};
 use ember::output::export::{self, ExportFormat, Scope};
 use ember::output::report::{Report, ReportInput, Style};
+use ember::sources::input::{Progress, Source};
 
 fn time<T>(mut f: impl FnMut() -> T) -> (Duration, T) {
     let mut times = Vec::new();

@@ -8,10 +8,10 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::formats;
-use crate::input::{Progress, Source};
 use crate::model::{self, CallTree, Profile, SortKey, TopTable, TreeOptions};
 use crate::output;
 use crate::output::report_warnings;
+use crate::sources::input::{Progress, Source};
 use crate::ui;
 use crate::ui::theme::ColorChoice;
 
@@ -70,7 +70,7 @@ impl Cli {
 
     /// The message that refuses this run before it loads anything, when the
     /// memory its loads are estimated to need is more than the limits leave
-    /// ([`crate::budget`]), with the exit code it ends with (2 where the
+    /// ([`crate::host::budget`]), with the exit code it ends with (2 where the
     /// command's 1 means something else: `lint`, `check`).
     pub fn budget_refusal(&self) -> Option<(String, u8)> {
         let (paths, input, code): (Vec<&std::path::Path>, &InputArgs, u8) = match &self.command {
@@ -94,13 +94,13 @@ impl Cli {
         let options = input.load_options();
         let estimates: Vec<_> = paths
             .iter()
-            .filter_map(|p| crate::budget::estimate(p, &options))
+            .filter_map(|p| crate::host::budget::estimate(p, &options))
             .collect();
         if estimates.is_empty() {
             return None;
         }
         let extra = if self.opens_viewer() {
-            crate::budget::VIEWER_EXTRA
+            crate::host::budget::VIEWER_EXTRA
         } else {
             0
         };
@@ -112,8 +112,8 @@ impl Cli {
             // Summed while reading: the stacks are never held.
             return None;
         }
-        let room = crate::budget::room(&crate::limits::Limits::read());
-        let mut message = crate::budget::refusal(&estimates, extra, &room)?;
+        let room = crate::host::budget::room(&crate::host::limits::Limits::read());
+        let mut message = crate::host::budget::refusal(&estimates, extra, &room)?;
         if folded
             && !top
             && let [path] = paths[..]
@@ -335,7 +335,7 @@ pub enum TopFormat {
 /// What a PROFILE argument had to become to be read, kept for as long as
 /// the command runs (the temporary files go with it).
 enum Kept {
-    Bundle(#[allow(dead_code)] crate::bundle::Bundle),
+    Bundle(#[allow(dead_code)] crate::sources::bundle::Bundle),
     File(#[allow(dead_code)] crate::sources::Prepared),
 }
 
@@ -344,8 +344,8 @@ enum Kept {
 /// and a URL the profile it answers with (see [`crate::sources`]). `path` is
 /// then the file to read.
 fn open_input(path: &mut PathBuf, input: &mut InputArgs) -> Result<Option<Kept>> {
-    if crate::bundle::is_bundle(path) {
-        let b = crate::bundle::open(path)?;
+    if crate::sources::bundle::is_bundle(path) {
+        let b = crate::sources::bundle::open(path)?;
         *path = b.profile.clone();
         input.time.context.extend(b.contexts.iter().cloned());
         input.time.anchor_ns = Some(b.anchor_ns);

@@ -20,8 +20,8 @@ use detect::{UTF8_BOM, detect_text};
 pub use detect::{detect, detect_early, detect_head, strip_bom};
 
 use crate::error::LoadError;
-use crate::input::{self, Progress, Source};
 use crate::model::Profile;
+use crate::sources::input::{self, Progress, Source};
 
 /// A format ember reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

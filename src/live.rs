@@ -23,8 +23,8 @@ pub use watch::{WatchHandle, profiles_in, watch_dir, watch_file};
 use crate::error::LoadError;
 use crate::formats::stream::LineStream;
 use crate::formats::{self, Format, LoadOptions};
-use crate::input::{self, FileId, Progress, Source};
 use crate::model::Profile;
+use crate::sources::input::{self, FileId, Progress, Source};
 
 /// How many bytes at the start of a file and just before the read offset are kept
 /// to notice a rewrite that is as long as what was read, or longer.

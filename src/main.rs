@@ -3,16 +3,16 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    ember::alloc::from_env();
+    ember::host::alloc::from_env();
     let cli = ember::cli::Cli::parse();
     let doing = cli.doing();
-    ember::limits::prepare(&doing);
+    ember::host::limits::prepare(&doing);
     if let Some((message, code)) = cli.budget_refusal() {
         eprint!("{message}");
         return ExitCode::from(code);
     }
     if cli.opens_viewer()
-        && let Some(code) = ember::supervise::run(&doing)
+        && let Some(code) = ember::host::supervise::run(&doing)
     {
         return code;
     }
@@ -31,8 +31,8 @@ fn main() -> ExitCode {
                     .and_then(std::io::Error::raw_os_error)
                     .is_some_and(|n| n == 11 || n == 12)
             });
-            if starved && ember::limits::Limits::read().tightest().is_some() {
-                eprint!("{}", ember::limits::message());
+            if starved && ember::host::limits::Limits::read().tightest().is_some() {
+                eprint!("{}", ember::host::limits::message());
             }
             ExitCode::from(if ember::cli::is_usage(&e) { 2 } else { 1 })
         }

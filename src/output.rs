@@ -5,9 +5,9 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::input::Source;
+use crate::host::sanitize::sanitize;
 use crate::model::{Profile, TopTable, ValueType};
-use crate::sanitize::sanitize;
+use crate::sources::input::Source;
 
 mod context;
 pub mod diff;

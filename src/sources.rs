@@ -1,15 +1,20 @@
-//! Profiles that are not a file ember can read as it stands: a `perf.data`
-//! (perf's binary format, read through `perf script`) and a URL that answers
-//! with a profile (`/debug/pprof/profile?seconds=30`). Each becomes a file in a
-//! private temporary directory, removed when the command ends, that the usual
-//! loaders read; the original is never written.
+//! Where a profile comes from, up to the bytes a format reads: a file, stdin
+//! or gzip of either ([`input`]: `Source`, `Progress`); a capture bundle
+//! ([`bundle`]: its profile, logs and clock anchor); and profiles that are not
+//! a file ember can read as it stands: a `perf.data` (perf's binary format,
+//! read through `perf script`) and a URL that answers with a profile
+//! (`/debug/pprof/profile?seconds=30`). Those two become a file in a private
+//! temporary directory, removed when the command ends, that the usual loaders
+//! read; the original is never written. Nothing here parses a profile.
 //!
 //! Both show their progress on stderr before the viewer takes the screen, and
 //! both end in one clear error naming what was asked for: perf's own stderr
 //! when `perf script` fails, the HTTP status or what the server sent instead
 //! of a profile, a timeout that says how long ember waited.
 
+pub mod bundle;
 mod fetch;
+pub mod input;
 mod perf_data;
 
 use std::io::IsTerminal;

@@ -40,10 +40,10 @@ use self::keymap::Keymap;
 use self::theme::{ColorChoice, ColorDepth, Theme};
 use crate::error::LoadError;
 use crate::formats::{self, LoadOptions};
-use crate::input::{Progress, Source};
 use crate::model::timerange::TimeSelection;
 use crate::model::{CallTree, Profile, Transform, TreeOptions};
 use crate::output::report_warnings;
+use crate::sources::input::{Progress, Source};
 
 /// What the event loop hears.
 pub enum Msg {

@@ -104,7 +104,7 @@ fn a_capture_aligns_the_profile_with_its_logs_by_clock() {
         String::from_utf8_lossy(&info.stderr)
     );
 
-    let bundle = ember::bundle::open(&dir).unwrap();
+    let bundle = ember::sources::bundle::open(&dir).unwrap();
     let profile = common_load(&bundle.profile);
     let vm = bundle
         .contexts
@@ -147,9 +147,9 @@ fn a_capture_aligns_the_profile_with_its_logs_by_clock() {
 
 fn common_load(path: &Path) -> ember::model::Profile {
     ember::formats::load(
-        &ember::input::Source::Path(path.to_path_buf()),
+        &ember::sources::input::Source::Path(path.to_path_buf()),
         &ember::formats::LoadOptions::default(),
-        &ember::input::Progress::new(),
+        &ember::sources::input::Progress::new(),
     )
     .unwrap()
 }

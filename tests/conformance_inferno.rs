@@ -22,8 +22,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use ember::formats::{self, LoadOptions};
-use ember::input::{Progress, Source};
 use ember::model::{CallTree, TreeOptions};
+use ember::sources::input::{Progress, Source};
 
 fn lines(text: &str) -> BTreeMap<String, i64> {
     let mut out = BTreeMap::new();

@@ -57,8 +57,8 @@ use std::path::{Path, PathBuf};
 
 use ember::error::LoadError;
 use ember::formats::{self, LoadOptions};
-use ember::input::{Progress, Source};
 use ember::model::{CallTree, FrameId, Profile, Samples, SortKey, TopTable, TreeOptions};
+use ember::sources::input::{Progress, Source};
 
 /// The corpus folders this suite reads, with ember's format for them.
 const FOLDERS: &[(&str, &str)] = &[

@@ -62,8 +62,8 @@ use std::path::{Path, PathBuf};
 use ember::error::LoadError;
 use ember::formats::perf::NO_STACK;
 use ember::formats::{self, Format, LoadOptions, ParseError, perf};
-use ember::input::{Progress, Source};
 use ember::model::{FrameId, FrameKind, Profile};
+use ember::sources::input::{Progress, Source};
 
 /// `stack -> weight`, weights summed per stack, zero weights dropped.
 type Folded = BTreeMap<String, i64>;

@@ -43,8 +43,8 @@ use std::path::{Path, PathBuf};
 
 use ember::error::LoadError;
 use ember::formats::{self, Format, LoadOptions};
-use ember::input::{Progress, Source};
 use ember::model::{CallTree, Profile, TopTable, TreeOptions};
+use ember::sources::input::{Progress, Source};
 
 use common::say;
 
@@ -534,9 +534,9 @@ fn probe_claims_no_other_corpus_file() {
     assert!(files.len() >= 300, "only {} corpus files", files.len());
     let mut claimed = Vec::new();
     for file in &files {
-        let opened = ember::input::open(&Source::Path(file.clone()), &Progress::new())
+        let opened = ember::sources::input::open(&Source::Path(file.clone()), &Progress::new())
             .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        let complete = opened.head.len() < ember::input::HEAD_LEN;
+        let complete = opened.head.len() < ember::sources::input::HEAD_LEN;
         if ember::formats::pprof::probe(&opened.head, complete) == Some(true) {
             claimed.push(
                 file.strip_prefix(&corpus)

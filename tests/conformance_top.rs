@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use ember::formats::{self, LoadOptions};
-use ember::input::{Progress, Source};
 use ember::model::{CallTree, Profile, TopTable, TreeOptions};
+use ember::sources::input::{Progress, Source};
 
 type Rows = BTreeMap<String, (i64, i64, u32)>;
 

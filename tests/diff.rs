@@ -333,12 +333,12 @@ fn transforms_act_on_both_sides_alike() {
 #[test]
 fn the_delta_table_of_two_pprof_profiles_equals_pprof_diff_base() {
     let dir = common::repo().join("tests/fixtures");
-    let fx = |n: &str| ember::input::Source::Path(dir.join(n));
+    let fx = |n: &str| ember::sources::input::Source::Path(dir.join(n));
     let p = ember::formats::load_diff(
         [&fx("go-diff-before.pb.gz"), &fx("go-diff-after.pb.gz")],
         &ember::formats::LoadOptions::default(),
         false,
-        &ember::input::Progress::several(),
+        &ember::sources::input::Progress::several(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(p.value_types[0].unit, Unit::Nanoseconds);

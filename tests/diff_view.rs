@@ -12,8 +12,8 @@ mod common;
 use std::time::Duration;
 
 use ember::formats::{self, LoadOptions};
-use ember::input::{Progress, Source};
 use ember::model::NodeId;
+use ember::sources::input::{Progress, Source};
 use ember::ui::app::{App, Loaded, Phase, View};
 use ember::ui::flame_state::Orientation;
 use ember::ui::keymap::{Action, Keymap};

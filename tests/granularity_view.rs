@@ -10,8 +10,8 @@ use std::path::Path;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ember::formats::{Granularity, LoadOptions};
-use ember::input::{Progress, Source};
 use ember::model::Transform;
+use ember::sources::input::{Progress, Source};
 use ember::ui::app::{App, Loaded, Phase};
 use ember::ui::flame_state::Orientation;
 use ember::ui::keymap::Keymap;

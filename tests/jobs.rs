@@ -281,7 +281,7 @@ fn the_header_counts_the_seconds_of_a_long_job() {
 /// A comparison of the diff fixtures with a real job thread.
 fn diff_app() -> (App, mpsc::Receiver<Msg>) {
     use ember::formats::{self, LoadOptions};
-    use ember::input::{Progress, Source};
+    use ember::sources::input::{Progress, Source};
     let fx = |n: &str| Source::Path(common::repo().join("tests/fixtures").join(n));
     let p = formats::load_diff(
         [&fx("diff-before.folded"), &fx("diff-after.folded")],

@@ -11,8 +11,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use ember::formats::LoadOptions;
-use ember::input::Progress;
 use ember::model::{NodeId, Profile, Transform};
+use ember::sources::input::Progress;
 use ember::ui::Msg;
 use ember::ui::app::{App, Loaded, Phase, View};
 use ember::ui::flame_state::Orientation;

@@ -319,9 +319,9 @@ fn every_reader_interns_each_stack_once() {
             continue;
         }
         let p = ember::formats::load(
-            &ember::input::Source::Path(path.clone()),
+            &ember::sources::input::Source::Path(path.clone()),
             &ember::formats::LoadOptions::default(),
-            &ember::input::Progress::new(),
+            &ember::sources::input::Progress::new(),
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let mut seen = std::collections::HashSet::new();

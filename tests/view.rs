@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
-use ember::input::Progress;
 use ember::model::NodeId;
+use ember::sources::input::Progress;
 use ember::ui::app::{App, Loaded, Phase};
 use ember::ui::flame_state::{FlameState, Orientation};
 use ember::ui::keymap::{Action, Keymap};

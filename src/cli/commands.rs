@@ -55,15 +55,20 @@ pub(super) fn run_info(args: &InfoArgs) -> Result<ExitCode> {
         .and_then(|()| {
             // What loading this profile took, against what the host allows:
             // the figure to judge a bigger one by.
-            let limits = crate::limits::Limits::read();
-            let estimate = crate::budget::estimate(&args.profile, &args.input.load_options())
-                .map(|e| format!("estimated {} for the load, ", crate::limits::mib(e.need)))
+            let limits = crate::host::limits::Limits::read();
+            let estimate = crate::host::budget::estimate(&args.profile, &args.input.load_options())
+                .map(|e| {
+                    format!(
+                        "estimated {} for the load, ",
+                        crate::host::limits::mib(e.need)
+                    )
+                })
                 .unwrap_or_default();
-            match crate::limits::peak_rss() {
+            match crate::host::limits::peak_rss() {
                 Some(peak) => writeln!(
                     out,
                     "memory:        {} at peak to load ({estimate}{})",
-                    crate::limits::mib(peak),
+                    crate::host::limits::mib(peak),
                     limits.describe()
                 ),
                 None => writeln!(out, "memory:        {estimate}{}", limits.describe()),

@@ -9,9 +9,9 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use super::{DisplayArgs, InputArgs, TopFormat, finish_output, view_settings};
-use crate::input::{Progress, Source};
 use crate::model::{self, Profile, Recipe};
 use crate::output::{self, report_warnings};
+use crate::sources::input::{Progress, Source};
 use crate::{formats, ui};
 
 #[derive(Debug, Args)]

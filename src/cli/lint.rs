@@ -9,9 +9,9 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 
 use super::InputArgs;
+use crate::host::sanitize::sanitize;
 use crate::model::Profile;
 use crate::model::lint::{Finding, LintKind, base_format, lint};
-use crate::sanitize::sanitize;
 
 #[derive(Debug, Args)]
 pub struct LintArgs {

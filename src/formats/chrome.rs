@@ -25,8 +25,8 @@ use std::io::Read;
 
 use super::json::{self, Decimals};
 use super::{Granularity, ParseError};
-use crate::input::Progress;
 use crate::model::{FrameId, FrameKind, FrameMeta, Profile, StackId, ThreadInfo, Unit, ValueType};
+use crate::sources::input::Progress;
 
 /// Whether `head` is a `.cpuprofile`: a top-level object with `nodes` and the
 /// sample keys, or the old format's `head` node with `hitCount`/`callUID`.

@@ -8,8 +8,8 @@ use std::io::{Cursor, Read};
 use inferno::collapse::Collapse;
 
 use super::{ParseError, folded};
-use crate::input::Progress;
 use crate::model::Profile;
+use crate::sources::input::Progress;
 
 /// One of inferno's input formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

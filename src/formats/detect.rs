@@ -3,7 +3,7 @@
 
 use super::{Format, LoadOptions};
 use crate::error::LoadError;
-use crate::input;
+use crate::sources::input;
 
 pub(super) const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 
@@ -138,12 +138,12 @@ fn printable_json_head(head: &[u8]) -> String {
     let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
     let joined = text.split_ascii_whitespace().collect::<Vec<_>>().join(" ");
     let cut: String = joined.chars().take(60).collect();
-    crate::sanitize::sanitize(&cut).into_owned()
+    crate::host::sanitize::sanitize(&cut).into_owned()
 }
 
 /// The first line of `head`, cut short and with control characters escaped.
 fn printable_head(head: &[u8]) -> String {
     let line = head.split(|&b| b == b'\n').next().unwrap_or_default();
     let text = String::from_utf8_lossy(&line[..line.len().min(60)]);
-    crate::sanitize::sanitize(&text).into_owned()
+    crate::host::sanitize::sanitize(&text).into_owned()
 }

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use memchr::{memchr, memchr_iter, memrchr};
 
 use super::ParseError;
-use crate::input::Progress;
 use crate::model::stacks::StackBuilder;
 use crate::model::{Profile, StackId, ValueType};
+use crate::sources::input::Progress;
 
 /// Most decimals kept for fractional counts; further digits are truncated.
 const MAX_DECIMALS: u8 = 6;

@@ -28,8 +28,8 @@ use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Seq
 use self::builder::Builder;
 use super::ParseError;
 use super::json::{self, Index};
-use crate::input::Progress;
 use crate::model::Profile;
+use crate::sources::input::Progress;
 
 /// Whether `head` is a Gecko profile: `meta` with `threads`/`processes`/`libs` at
 /// the top, or a DevTools export with the profile under `profile`.

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::formats::ParseError;
-use crate::input::Progress;
+use crate::sources::input::Progress;
 
 const CHUNK: usize = 1 << 20;
 

@@ -42,9 +42,9 @@ use self::lines::{
     is_header_rule, is_hex, parse_event_line, split_frame, split_frame_without_dso, trim_end,
 };
 use super::ParseError;
-use crate::input::Progress;
 use crate::model::stacks::StackBuilder;
 use crate::model::{FrameId, Profile, StackId, Unit, ValueType};
+use crate::sources::input::Progress;
 
 // ---------------------------------------------------------------------------
 // Detection

@@ -39,8 +39,8 @@ use prost::Message;
 use self::convert::convert;
 use self::wire::{Kind, Stop, check, field_end, salvage, tag};
 use super::ParseError;
-use crate::input::Progress;
 use crate::model::Profile;
+use crate::sources::input::Progress;
 
 /// How many bytes are read between two checks of the cancel flag.
 const CHUNK: u64 = 4 << 20;

@@ -13,8 +13,8 @@ use serde::Deserialize;
 
 use super::json::{self, Decimals, Index};
 use super::{Granularity, ParseError};
-use crate::input::Progress;
 use crate::model::{FrameId, FrameMeta, Profile, StackId, ThreadInfo, Unit, ValueType};
+use crate::sources::input::Progress;
 
 const SCHEMA_URL: &[u8] = b"speedscope.app/file-format-schema.json";
 

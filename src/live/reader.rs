@@ -11,8 +11,8 @@ use flate2::read::MultiGzDecoder;
 use crate::error::LoadError;
 use crate::formats::stream::LineStream;
 use crate::formats::{self, Format, LoadOptions};
-use crate::input::{self, Progress};
 use crate::model::Profile;
+use crate::sources::input::{self, Progress};
 
 /// How often the loop wakes without data, to notice cancellation.
 const IDLE: Duration = Duration::from_millis(100);

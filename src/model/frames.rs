@@ -87,7 +87,7 @@ impl Frames {
     }
 
     /// The name as text; invalid UTF-8 is replaced, control characters are kept
-    /// (use [`crate::sanitize`] before the name reaches a terminal).
+    /// (use [`crate::host::sanitize`] before the name reaches a terminal).
     pub fn name(&self, id: FrameId) -> Cow<'_, str> {
         String::from_utf8_lossy(self.raw(id))
     }

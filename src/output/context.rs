@@ -4,8 +4,8 @@
 use std::io::{self, Write};
 
 use crate::context::ContextSource;
+use crate::host::sanitize::sanitize;
 use crate::model::Profile;
-use crate::sanitize::sanitize;
 use crate::timeline::flags::{Severity, flags};
 use crate::timeline::{AlignHow, Aligned, align_anchored, format_clock, profile_window};
 

@@ -6,11 +6,11 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::{human_real, value_text};
+use crate::host::sanitize::sanitize;
 use crate::model::diff::{
     Change, Compare, Coverage, DeltaTable, DiffMeta, Norm, Offender, Verdict,
 };
 use crate::model::{Profile, StackId, Unit, ValueType};
-use crate::sanitize::sanitize;
 
 /// A normalised value: "21.54%" of its side, "1.44 s", "12 ms/s".
 pub fn norm_text(x: f64, norm: Norm, unit: &Unit) -> String {

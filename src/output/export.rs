@@ -12,8 +12,8 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
+use crate::host::sanitize::sanitize;
 use crate::model::{CallTree, FrameId, NodeId, Profile, StackId, Unit, ValueType};
-use crate::sanitize::sanitize;
 
 mod pprof;
 use pprof::pprof;

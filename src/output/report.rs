@@ -9,9 +9,9 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::{human, percent};
+use crate::host::sanitize::sanitize;
 use crate::model::lint::Finding;
 use crate::model::{CallTree, NOISE_SAMPLES, NodeId, Profile, TopTable, Unit, ValueType};
-use crate::sanitize::sanitize;
 
 /// What the report is of, beyond the profile and tree.
 pub struct ReportInput<'a> {

@@ -268,7 +268,7 @@ fn check_profile(url: &str, content_type: &str, head: &[u8]) -> Result<()> {
 fn quote(body: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(body);
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    let mut q: String = crate::sanitize::sanitize(line)
+    let mut q: String = crate::host::sanitize::sanitize(line)
         .chars()
         .take(QUOTED)
         .collect();

@@ -91,7 +91,7 @@ pub fn perf_script(data: &Path, extra: &[&str]) -> Result<Prepared> {
     status_line.done();
     let err_text = reader.join().unwrap_or_default();
     let err_text = String::from_utf8_lossy(tail(&err_text, STDERR_KEPT));
-    let err_text = crate::sanitize::sanitize(err_text.trim_end()).into_owned();
+    let err_text = crate::host::sanitize::sanitize(err_text.trim_end()).into_owned();
     match status {
         Ok(s) if s.success() => {
             for line in err_text.lines().filter(|l| !l.trim().is_empty()).take(5) {

@@ -14,9 +14,9 @@ use super::flame_state::Orientation;
 use super::jobs::Job;
 use super::keymap::{Action, Keymap};
 use super::theme::Theme;
-use crate::input::Progress;
 use crate::model::search;
 use crate::model::{CallTree, ChildOrder, NodeId, SortKey, Transform, TreeOptions};
+use crate::sources::input::Progress;
 
 pub use super::loaded::{Loaded, Shown};
 pub use super::search_box::SearchState;
@@ -108,7 +108,7 @@ pub struct App {
     /// What the frames on screen stand for, and the input and options to read
     /// it again at another (`None`: it cannot be read again, as stdin).
     pub granularity: crate::model::granularity::Granularity,
-    pub reread: Option<(crate::input::Source, crate::formats::LoadOptions)>,
+    pub reread: Option<(crate::sources::input::Source, crate::formats::LoadOptions)>,
     /// Where the last granularity switch carried the transforms from, and
     /// the transforms it gave.
     pub granularity_anchor: Option<(

@@ -11,10 +11,10 @@ use ratatui::widgets::StatefulWidget;
 
 use super::text::fit;
 use super::theme::{ColorDepth, Theme};
+use crate::host::sanitize::sanitize;
 use crate::model::diff::{Change, Compare, DeltaSort, DeltaTable, Norm, Verdict, tree_compare};
 use crate::model::{CallTree, FrameId, NodeId, Profile, Unit};
 use crate::output::diff::{change_cells, change_summary, relative_text};
-use crate::sanitize::sanitize;
 
 /// The viewer's comparison settings (kept across reloads and views).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

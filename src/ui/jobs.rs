@@ -23,7 +23,7 @@ pub enum Job {
     /// `source` read again at `options.granularity`, its transforms carried
     /// over from `carry`, and its tree built.
     Regranulate {
-        source: crate::input::Source,
+        source: crate::sources::input::Source,
         options: crate::formats::LoadOptions,
         /// The granularity on screen.
         from: Granularity,
@@ -153,14 +153,14 @@ pub enum Done {
 
 /// Reads `source` again at `options.granularity` for [`Job::Regranulate`].
 fn regranulate(
-    source: &crate::input::Source,
+    source: &crate::sources::input::Source,
     options: &crate::formats::LoadOptions,
     from: Granularity,
     carry: Carry,
     orientation: super::flame_state::Orientation,
 ) -> Result<Regranulated, String> {
     let started = std::time::Instant::now();
-    let progress = crate::input::Progress::new();
+    let progress = crate::sources::input::Progress::new();
     let profile = crate::formats::load(source, options, &progress).map_err(|e| e.to_string())?;
     let to = options.granularity;
     let anchor = match carry {

@@ -17,8 +17,8 @@ use std::time::SystemTime;
 use super::flame_state::SavedPlace;
 use super::loaded::Loaded;
 use super::sandwich::{Sandwich, Side};
-use crate::input::Progress;
 use crate::model::{ChildOrder, Profile, Transform};
+use crate::sources::input::Progress;
 
 pub use worker::{build, spawn_dir, spawn_file, spawn_stdin};
 

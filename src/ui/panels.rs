@@ -38,7 +38,7 @@ fn total_label(v: i64, vt: &ValueType, types: usize) -> String {
         _ => format!("{} {kind}", human(v, vt)),
     }
 }
-use crate::sanitize::sanitize;
+use crate::host::sanitize::sanitize;
 
 mod detail;
 mod header;

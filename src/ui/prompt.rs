@@ -51,13 +51,13 @@ impl PromptState {
                 return Some((
                     format!(
                         "{} — {}▏",
-                        crate::sanitize::sanitize(m),
-                        crate::sanitize::sanitize(&p.text)
+                        crate::host::sanitize::sanitize(m),
+                        crate::host::sanitize::sanitize(&p.text)
                     ),
                     true,
                 ));
             }
-            let text = crate::sanitize::sanitize(&p.text);
+            let text = crate::host::sanitize::sanitize(&p.text);
             return Some(match &p.ask {
                 Ask::ExportPath => (
                     format!(
@@ -72,7 +72,7 @@ impl PromptState {
                 Ask::Overwrite { path, .. } => (
                     format!(
                         "{} exists: overwrite it? y/n",
-                        crate::sanitize::sanitize(&path.display().to_string())
+                        crate::host::sanitize::sanitize(&path.display().to_string())
                     ),
                     true,
                 ),
@@ -80,6 +80,6 @@ impl PromptState {
         }
         self.message
             .as_ref()
-            .map(|(m, bad)| (crate::sanitize::sanitize(m).into_owned(), *bad))
+            .map(|(m, bad)| (crate::host::sanitize::sanitize(m).into_owned(), *bad))
     }
 }

@@ -13,9 +13,9 @@ use super::flame::FlameView;
 use super::flame_state::{FlameState, Orientation};
 use super::text::fit;
 use super::theme::Theme;
+use crate::host::sanitize::sanitize;
 use crate::model::search::Matches;
 use crate::model::{CallTree, FrameId, NodeId, Profile, TreeOptions, sandwich};
-use crate::sanitize::sanitize;
 
 /// One half of the sandwich.
 pub struct Pane {

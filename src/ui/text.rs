@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use unicode_width::UnicodeWidthChar;
 
-use crate::sanitize::sanitize;
+use crate::host::sanitize::sanitize;
 
 /// `s`, sanitised and cut to at most `width` columns, ending in `…` when cut.
 pub fn fit(s: &str, width: usize) -> Cow<'_, str> {

@@ -17,9 +17,9 @@ use super::loaded::Loaded;
 use super::text::fit;
 use super::theme::Theme;
 use crate::context::{ContextSource, Unit};
+use crate::host::sanitize::sanitize;
 use crate::model::Profile;
 use crate::model::timerange::Window;
-use crate::sanitize::sanitize;
 use crate::timeline::flags::{Flag, Severity, flags};
 use crate::timeline::{
     AlignHow, Aligned, Histogram, Strip, align_anchored, format_clock, profile_window, strip_value,

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use ember::error::LoadError;
 use ember::formats::{self, LoadOptions};
-use ember::input::{Progress, Source};
 use ember::model::{CallTree, FrameId, NodeId, Profile, SortKey, TopTable, TreeOptions};
 use ember::output::value_text;
+use ember::sources::input::{Progress, Source};
 
 /// The repository root (where Cargo.toml is).
 pub fn repo() -> PathBuf {

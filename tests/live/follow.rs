@@ -9,8 +9,8 @@ use std::thread;
 use std::time::Duration;
 
 use ember::formats::LoadOptions;
-use ember::input::Progress;
 use ember::live::{Follower, Update};
+use ember::sources::input::Progress;
 
 use crate::{Rng, assert_matches_load, folded_sample, perf_blocks, sample};
 

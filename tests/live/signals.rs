@@ -8,9 +8,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use ember::error::LoadError;
 use ember::formats::LoadOptions;
-use ember::input::Progress;
 use ember::live::{follow_reader, profiles_in, watch_dir, watch_file};
 use ember::model::Profile;
+use ember::sources::input::Progress;
 
 use crate::{assert_matches_load, assert_same, folded_sample, perf_blocks};
 

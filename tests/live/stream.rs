@@ -3,8 +3,8 @@
 
 use ember::formats::stream::LineStream;
 use ember::formats::{Format, Granularity, ParseError, folded, perf};
-use ember::input::Progress;
 use ember::model::Profile;
+use ember::sources::input::Progress;
 
 use crate::{Rng, assert_same, perf_blocks, sample};
 

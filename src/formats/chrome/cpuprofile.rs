@@ -5,8 +5,8 @@ use serde::Deserialize;
 use super::{Out, us_to_ns};
 use crate::formats::ParseError;
 use crate::formats::json::Index;
-use crate::input::Progress;
 use crate::model::{FrameId, FrameKind, StackId};
+use crate::sources::input::Progress;
 
 mod walk;
 use walk::Walk;

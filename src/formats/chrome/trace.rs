@@ -11,8 +11,8 @@ use serde_json::Value;
 use super::{Out, cpuprofile, us_to_ns};
 use crate::formats::ParseError;
 use crate::formats::json::{self, Decimals, Index, Num};
-use crate::input::Progress;
 use crate::model::{FrameKind, Profile, StackId, ThreadInfo};
+use crate::sources::input::Progress;
 
 #[derive(Deserialize)]
 pub struct Event<'a> {

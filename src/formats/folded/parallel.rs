@@ -11,9 +11,9 @@ use memchr::{memchr, memrchr};
 
 use super::Folder;
 use crate::formats::ParseError;
-use crate::input::{FileId, Progress, reopen_same};
 use crate::model::stacks::NO_PREFIX;
 use crate::model::{FrameId, StackId};
+use crate::sources::input::{FileId, Progress, reopen_same};
 
 impl Folder {
     /// Appends what `other` parsed from the lines right after this one's, as if
@@ -145,7 +145,7 @@ fn split_parse(
             return Ok(None);
         };
         file.seek(SeekFrom::Start(from)).map_err(ParseError::Io)?;
-        let reader = crate::input::counting(file.take(to - from), progress.clone());
+        let reader = crate::sources::input::counting(file.take(to - from), progress.clone());
         let mut folder = Folder::new();
         let mut rest = Vec::new();
         let mut read = 0u64;

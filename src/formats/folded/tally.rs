@@ -18,9 +18,9 @@ use memchr::{memchr, memchr_iter};
 
 use super::{rescale, shared_frames, split_count, trim_end};
 use crate::formats::ParseError;
-use crate::input::Progress;
 use crate::model::top::{FunctionRow, TopTable};
 use crate::model::{FrameId, Profile, ValueType};
+use crate::sources::input::Progress;
 
 /// The outcome of a tally.
 pub enum Tallied {

@@ -10,8 +10,8 @@ use super::stacks::{NameOrder, build_stacks};
 use super::tables::{IdIndex, LocFrames, LocTable, Strings};
 use super::{invalid, proto};
 use crate::formats::{Granularity, ParseError};
-use crate::input::Progress;
 use crate::model::{FrameId, FrameKind, FrameMeta, Profile, StackId, Unit, ValueType};
+use crate::sources::input::Progress;
 
 /// Most frames (summed over all samples) per input byte. Each location id takes
 /// at least a byte; only inlined lines multiply it, by far less than this.

@@ -8,10 +8,10 @@ use super::{
     RELEASE_PATH_SHARE, SHORT_NS, Scan, TRUNCATED_SHARE, UNKNOWN_SHARE, WRAPPED_SAMPLES,
     WRAPPER_FRAMES, base_format,
 };
+use crate::host::sanitize::sanitize;
 use crate::model::FrameId;
 use crate::model::profile::Profile;
 use crate::model::stacks::NO_PREFIX;
-use crate::sanitize::sanitize;
 
 /// `62%`; `<1%` for a small non-zero share.
 fn pct(share: f64) -> String {

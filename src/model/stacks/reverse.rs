@@ -184,7 +184,7 @@ impl Links {
     /// block of tens of megabytes, so half the time goes on page faults).
     fn of(old: &StackTable, rank: &[u32]) -> Links {
         let pairs = || {
-            let mut links: Vec<(FrameId, u32)> = crate::alloc::for_random_reads(old.len());
+            let mut links: Vec<(FrameId, u32)> = crate::host::alloc::for_random_reads(old.len());
             links.extend(old.frame.iter().copied().zip(old.prefix.iter().copied()));
             links
         };

@@ -288,7 +288,7 @@ pub(super) fn child_lists(profile: &Profile, own: Vec<bool>) -> Kids {
     // One pass, children before parents (a prefix has the smaller id): a node
     // is live when it has weight or a live callee, which by then have all
     // been counted at it; each live node is counted at its parent.
-    let mut child_start = crate::alloc::zeros_written::<u32>(n + 1);
+    let mut child_start = crate::host::alloc::zeros_written::<u32>(n + 1);
     for s in (0..prefixes.len()).rev() {
         if own[s + 1] || child_start[s + 1] > 0 {
             child_start[parent_index(prefixes[s])] += 1;

@@ -142,7 +142,7 @@ fn column_self_as<T: Copy + Default + std::ops::AddAssign>(
     idx: usize,
     as_t: impl Fn(i64) -> T,
 ) -> Vec<T> {
-    let mut out = crate::alloc::zeros_written::<T>(profile.stacks.len() + 1);
+    let mut out = crate::host::alloc::zeros_written::<T>(profile.stacks.len() + 1);
     for (node, v) in column(profile, range, idx) {
         out[node] += as_t(v);
     }

@@ -7,9 +7,9 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 use super::{Context, amount, breadcrumb, selected_name};
+use crate::host::sanitize::sanitize;
 use crate::model::{NOISE_SAMPLES, NodeId};
 use crate::output::percent;
-use crate::sanitize::sanitize;
 use crate::ui::app::Loaded;
 use crate::ui::text::fit_left;
 

@@ -9,9 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{Context, total_label, unicode_cols};
+use crate::host::sanitize::sanitize;
 use crate::model::{ChildOrder, NodeId, Unit, ValueType};
 use crate::output::human;
-use crate::sanitize::sanitize;
 use crate::ui::app::{Loaded, View};
 use crate::ui::flame_state::Orientation;
 use crate::ui::text::fit;

@@ -6,8 +6,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use crate::input::Progress;
-use crate::sanitize::sanitize;
+use crate::host::sanitize::sanitize;
+use crate::sources::input::Progress;
 use crate::ui::app::App;
 use crate::ui::text::{fit, wrap_words};
 

@@ -6,8 +6,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
+use crate::host::sanitize::sanitize;
 use crate::model::{CallTree, NodeId, Profile};
-use crate::sanitize::sanitize;
 use crate::ui::loaded::live_ancestor;
 use crate::ui::text::fit;
 use crate::ui::theme::Theme;

@@ -10,8 +10,8 @@ use super::{Event, Names, pid_tid, pid_tid_key};
 use crate::formats::ParseError;
 use crate::formats::chrome::{Out, us_to_ns};
 use crate::formats::json::Decimals;
-use crate::input::Progress;
 use crate::model::{FrameKind, Profile, StackId};
+use crate::sources::input::Progress;
 
 /// A duration event reduced to what the stack walk needs.
 #[derive(Clone, Copy)]

@@ -17,7 +17,7 @@ use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitCode};
 
-use crate::limits::{Limits, TRY};
+use crate::host::limits::{Limits, TRY};
 
 /// Set in the child's environment: it is the supervised viewer.
 pub const ENV: &str = "EMBER_SUPERVISED";
@@ -33,7 +33,7 @@ pub const RESET: &str =
 /// cannot be started.
 pub fn run(doing: &str) -> Option<ExitCode> {
     if std::env::var_os(ENV).is_some() {
-        crate::alloc::set_supervised(true);
+        crate::host::alloc::set_supervised(true);
         return None;
     }
     if std::env::var_os("EMBER_NO_SUPERVISOR").is_some() {
@@ -46,7 +46,7 @@ pub fn run(doing: &str) -> Option<ExitCode> {
         .ok()?;
     let saved = rustix::termios::tcgetattr(&tty).ok()?;
     let exe = std::env::current_exe().ok()?;
-    let oom_before = crate::limits::oom_kills();
+    let oom_before = crate::host::limits::oom_kills();
     // Handlers first, so a signal between spawn and forwarding is not lost on
     // a parent that would otherwise die of it.
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
@@ -75,7 +75,7 @@ pub fn run(doing: &str) -> Option<ExitCode> {
     };
     handle.close();
     if let Some(code) = status.code()
-        && code != crate::alloc::OOM_EXIT
+        && code != crate::host::alloc::OOM_EXIT
     {
         return Some(ExitCode::from(u8::try_from(code).unwrap_or(1)));
     }
@@ -84,9 +84,10 @@ pub fn run(doing: &str) -> Option<ExitCode> {
     let mut t = &tty;
     let _ = t.write_all(RESET.as_bytes());
     let _ = t.flush();
-    let oom_killed = oom_before.is_some_and(|b| crate::limits::oom_kills().is_some_and(|a| a > b));
+    let oom_killed =
+        oom_before.is_some_and(|b| crate::host::limits::oom_kills().is_some_and(|a| a > b));
     let (text, code) = match status.signal() {
-        None => (crate::limits::message().to_string(), 1),
+        None => (crate::host::limits::message().to_string(), 1),
         Some(sig) => (ended_by(sig, doing, oom_killed, &Limits::read()), 128 + sig),
     };
     eprint!("{text}");
@@ -146,7 +147,7 @@ mod tests {
     fn each_end_gets_its_own_words() {
         use signal_hook::consts::*;
         let limits = Limits {
-            limits: vec![crate::limits::Limit {
+            limits: vec![crate::host::limits::Limit {
                 bytes: 512 << 20,
                 source: "cgroup memory.max",
             }],

@@ -1,7 +1,7 @@
 //! Know the memory budget before spending it: what loading a profile will
 //! need (from its size, its format and, for line formats, its line count
 //! estimated from the head), against the room the limits leave
-//! ([`crate::limits`]). A load that will not fit is refused before it starts,
+//! ([`crate::host::limits`]). A load that will not fit is refused before it starts,
 //! with the figures, instead of dying halfway.
 //!
 //! The ratios are the release build's peaks measured on this project's
@@ -18,8 +18,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::formats::{self, Format, LoadOptions};
-use crate::input::{self, Progress, Source};
-use crate::limits::{Limits, mib};
+use crate::host::limits::{Limits, mib};
+use crate::sources::input::{self, Progress, Source};
 
 /// What loading one input is expected to need.
 #[derive(Clone, Debug, PartialEq)]
@@ -126,7 +126,7 @@ fn unwrap_isize(isize: u32, on_disk: u64) -> u64 {
 /// `MemAvailable`. The tightest first.
 pub fn room(limits: &Limits) -> Vec<(u64, String)> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let used = |key: &str| crate::limits::kib_field(&status, key).unwrap_or(0);
+    let used = |key: &str| crate::host::limits::kib_field(&status, key).unwrap_or(0);
     let mut out: Vec<(u64, String)> = limits
         .limits
         .iter()
@@ -134,7 +134,7 @@ pub fn room(limits: &Limits) -> Vec<(u64, String)> {
             let used = if l.source.starts_with("ulimit") {
                 used("VmSize:")
             } else {
-                crate::limits::cgroup_usage().unwrap_or_else(|| used("VmRSS:"))
+                crate::host::limits::cgroup_usage().unwrap_or_else(|| used("VmRSS:"))
             };
             (
                 l.bytes.saturating_sub(used),

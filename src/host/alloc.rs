@@ -15,7 +15,7 @@
 //!
 //! A failed allocation ends ember here, not in the standard library's abort
 //! (exit 134 and `memory allocation of N bytes failed` across the screen): a
-//! batch command prints [`crate::limits::message`] (prepared at start) and exits 1;
+//! batch command prints [`crate::host::limits::message`] (prepared at start) and exits 1;
 //! the viewer under its supervising parent exits [`OOM_EXIT`], and the parent,
 //! having put the terminal back, says it. Nothing in ember uses `try_reserve`,
 //! whose callers would have coped with a null.
@@ -50,7 +50,7 @@ fn out_of_memory() -> ! {
     if SUPERVISED.load(Ordering::Relaxed) {
         std::process::exit(OOM_EXIT);
     }
-    let _ = std::io::stderr().write_all(crate::limits::message().as_bytes());
+    let _ = std::io::stderr().write_all(crate::host::limits::message().as_bytes());
     std::process::exit(1)
 }
 
