@@ -5,6 +5,7 @@
 //! beside it for host logs) -> `ui` (terminal) or `output` (CLI printers).
 //! `host` keeps the machine safe (memory budget, supervisor, sanitising).
 
+pub mod calendar;
 pub mod capture;
 pub mod cli;
 pub mod context;

@@ -269,19 +269,7 @@ pub fn format_clock(ns: i64, wall: bool) -> String {
     )
 }
 
-/// The date of a day count since 1970-01-01 (H. Hinnant's algorithm).
-pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
+use crate::calendar::civil_from_days;
 
 impl Aligned {
     /// The report covering profile time `t`, if any (never the since-boot one).
@@ -428,7 +416,7 @@ mod tests {
 
     #[test]
     fn dates_round_trip() {
-        use crate::model::timerange::days_from_civil;
+        use crate::calendar::days_from_civil;
         for (y, m, d) in [(1970, 1, 1), (2000, 2, 29), (2026, 12, 2), (2100, 3, 1)] {
             assert_eq!(civil_from_days(days_from_civil(y, m, d)), (y, m, d));
         }

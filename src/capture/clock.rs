@@ -85,25 +85,17 @@ pub(crate) struct Civil {
 }
 
 /// Epoch seconds shifted by `offset_s` into a calendar date and time
-/// (proleptic Gregorian; H. Hinnant's days-to-civil).
+/// (proleptic Gregorian, [`crate::calendar`]).
 pub(crate) fn civil(epoch_s: i64, offset_s: i32) -> Civil {
     let t = epoch_s + i64::from(offset_s);
     let days = t.div_euclid(86_400);
     let secs = t.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = crate::calendar::civil_from_days(days);
     let small = |v: i64| u32::try_from(v).unwrap_or(0);
     Civil {
         year,
-        month: small(month),
-        day: small(day),
+        month,
+        day,
         hour: small(secs / 3600),
         minute: small(secs % 3600 / 60),
         second: small(secs % 60),

@@ -30,9 +30,9 @@ pub(crate) enum Stamp {
     TimeOnly(u32),
 }
 
-/// Days since 1970-01-01 (the one calendar function, in `model::timerange`).
+/// Days since 1970-01-01 ([`crate::calendar`]) of a year as the logs print it.
 pub(crate) fn days_from_civil(y: i32, m: u32, d: u32) -> i64 {
-    crate::model::timerange::days_from_civil(i64::from(y), m, d)
+    crate::calendar::days_from_civil(i64::from(y), m, d)
 }
 
 fn valid(y: i32, m: u32, d: u32) -> Option<i64> {

@@ -205,16 +205,7 @@ fn split_zone(clock: &str) -> Option<(&str, Option<i32>)> {
     Some((c, Some(sign * (h * 3600 + m * 60))))
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
+use crate::calendar::days_from_civil;
 
 /// `A-B` or `A..B`: two times, split at the first `-` that leaves two valid
 /// times (dates contain `-` too).

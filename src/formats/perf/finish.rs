@@ -202,7 +202,7 @@ fn parse_ctime(text: &str) -> Option<i64> {
     if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
         return None;
     }
-    let days = crate::model::timerange::days_from_civil(year, month, day);
+    let days = crate::calendar::days_from_civil(year, month, day);
     (days * 86_400 + h * 3600 + m * 60 + s).checked_mul(1_000_000_000)
 }
 

@@ -95,7 +95,7 @@ fn parse_tod(date: &[u8], clock: &[u8]) -> Option<i64> {
     sub.extend_from_slice(frac);
     let sub_ns = i64::try_from(parse_seconds_ns(&sub)?).ok()?;
     let (mo, d) = (u32::try_from(mo).ok()?, u32::try_from(d).ok()?);
-    let secs = crate::model::timerange::days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s;
+    let secs = crate::calendar::days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s;
     secs.checked_mul(1_000_000_000)?.checked_add(sub_ns)
 }
 
