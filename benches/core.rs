@@ -15,10 +15,10 @@ use ember::formats::{self, LoadOptions};
 use ember::model::{CallTree, TopTable, Transform, TreeOptions};
 use ember::sources::input::{Progress, Source};
 use ember::ui::app::{App, Loaded, Phase};
-use ember::ui::flame_state::Orientation;
-use ember::ui::keymap::{Action, Keymap};
-use ember::ui::panels;
-use ember::ui::theme::{ColorDepth, Theme};
+use ember::ui::chrome::keymap::{Action, Keymap};
+use ember::ui::chrome::panels;
+use ember::ui::chrome::theme::{ColorDepth, Theme};
+use ember::ui::views::flame_state::Orientation;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

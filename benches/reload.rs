@@ -21,11 +21,11 @@ use ember::formats::LoadOptions;
 use ember::sources::input::Progress;
 use ember::ui::Msg;
 use ember::ui::app::{App, Phase};
-use ember::ui::flame_state::Orientation;
-use ember::ui::keymap::Keymap;
-use ember::ui::live::{self, Reload, Settings};
-use ember::ui::panels;
-use ember::ui::theme::{ColorDepth, Theme};
+use ember::ui::chrome::keymap::Keymap;
+use ember::ui::chrome::panels;
+use ember::ui::chrome::theme::{ColorDepth, Theme};
+use ember::ui::runtime::live::{self, Reload, Settings};
+use ember::ui::views::flame_state::Orientation;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

@@ -23,10 +23,10 @@ use ember::model::{CallTree, Profile, TreeOptions, ValueType};
 use ember::sources::input::{Progress, Source};
 use ember::timeline::{Histogram, align, flags::flags, profile_window};
 use ember::ui::app::{App, Loaded, Phase};
-use ember::ui::flame_state::Orientation;
-use ember::ui::keymap::{Action, Keymap};
-use ember::ui::panels;
-use ember::ui::theme::{ColorDepth, Theme};
+use ember::ui::chrome::keymap::{Action, Keymap};
+use ember::ui::chrome::panels;
+use ember::ui::chrome::theme::{ColorDepth, Theme};
+use ember::ui::views::flame_state::Orientation;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

@@ -13,7 +13,7 @@ use crate::output;
 use crate::output::report_warnings;
 use crate::sources::input::{Progress, Source};
 use crate::ui;
-use crate::ui::theme::ColorChoice;
+use crate::ui::chrome::theme::ColorChoice;
 
 mod commands;
 mod compare;

@@ -4,26 +4,10 @@
 //! thread feed it messages through one channel, so the UI never blocks on a load.
 
 pub mod app;
-pub mod clipboard;
-pub mod diff;
-pub mod flame;
-pub mod flame_state;
-pub mod heatmap;
-pub mod jobs;
-pub mod keymap;
-pub mod lint;
-pub mod live;
+pub mod chrome;
 pub mod loaded;
-pub mod panels;
-pub mod prompt;
-pub mod sandwich;
-pub mod search_box;
-pub mod table;
-pub mod terminal;
-pub mod text;
-pub mod theme;
-pub mod timeline;
-pub mod trace;
+pub mod runtime;
+pub mod views;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,9 +19,9 @@ use anyhow::{Context, Result};
 use crossterm::event::Event;
 
 use self::app::{App, Effect, Loaded, Phase};
-use self::flame_state::Orientation;
-use self::keymap::Keymap;
-use self::theme::{ColorChoice, ColorDepth, Theme};
+use self::chrome::keymap::Keymap;
+use self::chrome::theme::{ColorChoice, ColorDepth, Theme};
+use self::views::flame_state::Orientation;
 use crate::error::LoadError;
 use crate::formats::{self, LoadOptions};
 use crate::model::timerange::TimeSelection;
@@ -51,7 +35,7 @@ pub enum Msg {
     InputClosed(String),
     Loaded(Box<Loaded>),
     /// A live reload: the new view and what changed.
-    Reloaded(Box<live::Reload>),
+    Reloaded(Box<runtime::live::Reload>),
     /// The followed file is missing or unreadable right now (`None`: fine again).
     LiveProblem(Option<String>),
     /// The followed stream (stdin) has ended.
@@ -59,7 +43,7 @@ pub enum Msg {
     /// A sliding window was asked for but the profile has no timestamps.
     LiveNoTime,
     /// A job (transform, inverted view) finished.
-    Job(Box<jobs::Done>),
+    Job(Box<runtime::jobs::Done>),
     /// The `--context` logs, read (or why each could not be).
     Contexts(Vec<Result<crate::context::ContextSource, String>>),
     LoadFailed(LoadError),
@@ -131,7 +115,8 @@ fn spawn_loader(
                 Ok(Ok(l)) => Msg::Loaded(Box::new(l)),
                 Ok(Err(e)) => Msg::LoadFailed(e),
                 Err(_) => Msg::WorkerPanicked(
-                    terminal::take_worker_panic().unwrap_or_else(|| "unknown panic".into()),
+                    runtime::terminal::take_worker_panic()
+                        .unwrap_or_else(|| "unknown panic".into()),
                 ),
             };
             let _ = tx.send(msg);
@@ -202,7 +187,7 @@ fn setup(args: &ViewSettings) -> Result<Setup> {
         Orientation::Icicle
     };
     let (tx, rx) = mpsc::channel();
-    terminal::install_panic_hook();
+    runtime::terminal::install_panic_hook();
     spawn_signals(tx.clone())?;
     let (transforms, initial_search) = args.transforms.clone().map_err(anyhow::Error::msg)?;
     crate::model::apply_all(&Profile::default(), &transforms)
@@ -234,10 +219,10 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
     let marks = st.marks.clone();
     let orientation = st.orientation;
     let progress = Progress::new();
-    let settings = live::Settings {
+    let settings = runtime::live::Settings {
         transforms: st.transforms.clone(),
         time: st.time.clone(),
-        ..live::Settings::default()
+        ..runtime::live::Settings::default()
     };
     let name = match &args.watch_dir {
         Some(dir) => format!("{}/", dir.display()),
@@ -246,7 +231,7 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
     // A file read once can be read again at another granularity (`g`).
     let mut reread = None;
     let live = match (&args.watch_dir, &source) {
-        (Some(dir), _) => Some(live::spawn_dir(
+        (Some(dir), _) => Some(runtime::live::spawn_dir(
             st.tx.clone(),
             dir.clone(),
             st.options,
@@ -254,14 +239,14 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
             orientation,
             settings,
         )?),
-        (None, Source::Stdin) if !stdin_is_file() => Some(live::spawn_stdin(
+        (None, Source::Stdin) if !stdin_is_file() => Some(runtime::live::spawn_stdin(
             st.tx.clone(),
             st.options,
             progress.clone(),
             orientation,
             settings,
         )?),
-        (None, Source::Path(p)) if args.watch => Some(live::spawn_file(
+        (None, Source::Path(p)) if args.watch => Some(runtime::live::spawn_file(
             st.tx.clone(),
             p.clone(),
             st.options,
@@ -412,18 +397,18 @@ pub fn run_diff(sources: [Source; 2], args: &ViewSettings, start: DiffStart) -> 
             let base_source = &sources[1 - side];
             eprintln!("ember: reading {}…", base_source.display());
             let profile = formats::load(base_source, &st.options, &Progress::new())?;
-            let settings = live::Settings {
+            let settings = runtime::live::Settings {
                 transforms: st.transforms.clone(),
-                baseline: Some(Arc::new(live::Baseline {
+                baseline: Some(Arc::new(runtime::live::Baseline {
                     profile,
                     live_side: side,
                     merge,
                 })),
-                ..live::Settings::default()
+                ..runtime::live::Settings::default()
             };
             let progress = Progress::new();
             live = Some(match &sources[side] {
-                Source::Path(p) => live::spawn_file(
+                Source::Path(p) => runtime::live::spawn_file(
                     st.tx.clone(),
                     p.clone(),
                     st.options.clone(),
@@ -431,7 +416,7 @@ pub fn run_diff(sources: [Source; 2], args: &ViewSettings, start: DiffStart) -> 
                     orientation,
                     settings,
                 )?,
-                Source::Stdin => live::spawn_stdin(
+                Source::Stdin => runtime::live::spawn_stdin(
                     st.tx.clone(),
                     st.options.clone(),
                     progress.clone(),
@@ -478,9 +463,10 @@ fn drive(
     source_name: &str,
     args: &ViewSettings,
 ) -> Result<ExitCode> {
-    app.jobs = Some(jobs::spawn(tx.clone()).context("starting the job thread")?);
+    app.jobs = Some(runtime::jobs::spawn(tx.clone()).context("starting the job thread")?);
     let outcome = {
-        let mut guard = terminal::Guard::enter(args.mouse).context("setting up the terminal")?;
+        let mut guard =
+            runtime::terminal::Guard::enter(args.mouse).context("setting up the terminal")?;
         spawn_input(tx)?;
         event_loop(&mut guard.terminal, &mut app, &rx)
     }; // the guard restores the terminal here, before anything is printed
@@ -523,11 +509,15 @@ enum Exit {
     Signal(i32),
 }
 
-fn event_loop(term: &mut terminal::Term, app: &mut App, rx: &Receiver<Msg>) -> Result<Exit> {
-    let mut trace = trace::Trace::from_env(&app.inputs);
+fn event_loop(
+    term: &mut runtime::terminal::Term,
+    app: &mut App,
+    rx: &Receiver<Msg>,
+) -> Result<Exit> {
+    let mut trace = runtime::trace::Trace::from_env(&app.inputs);
     loop {
         if app.dirty {
-            term.draw(|f| panels::draw(f, app))?;
+            term.draw(|f| chrome::panels::draw(f, app))?;
             app.dirty = false;
             let busy = app.busy.as_deref().unwrap_or("-");
             trace.line(format_args!("frame busy={busy}"));

@@ -15,10 +15,10 @@ use ember::formats::{self, LoadOptions};
 use ember::model::NodeId;
 use ember::sources::input::{Progress, Source};
 use ember::ui::app::{App, Loaded, Phase, View};
-use ember::ui::flame_state::Orientation;
-use ember::ui::keymap::{Action, Keymap};
-use ember::ui::panels;
-use ember::ui::theme::{ColorDepth, Theme};
+use ember::ui::chrome::keymap::{Action, Keymap};
+use ember::ui::chrome::panels;
+use ember::ui::chrome::theme::{ColorDepth, Theme};
+use ember::ui::views::flame_state::Orientation;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
@@ -338,7 +338,9 @@ fn linked_panes_follow_the_selection_and_mark_what_is_missing() {
 }
 
 /// The next view the live worker sends (problems are skipped, failures fail).
-fn next_view(rx: &std::sync::mpsc::Receiver<ember::ui::Msg>) -> Box<ember::ui::live::Reload> {
+fn next_view(
+    rx: &std::sync::mpsc::Receiver<ember::ui::Msg>,
+) -> Box<ember::ui::runtime::live::Reload> {
     use ember::ui::Msg;
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
@@ -354,7 +356,7 @@ fn next_view(rx: &std::sync::mpsc::Receiver<ember::ui::Msg>) -> Box<ember::ui::l
 
 #[test]
 fn a_followed_after_file_is_compared_with_the_baseline_as_it_grows() {
-    use ember::ui::live::{self, Baseline, Settings};
+    use ember::ui::runtime::live::{self, Baseline, Settings};
     use std::io::Write;
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("after.folded");
@@ -497,7 +499,7 @@ fn the_linked_pane_follows_the_sibling_order() {
 
 #[test]
 fn a_baseline_compares_on_the_side_it_is_given() {
-    use ember::ui::live::Baseline;
+    use ember::ui::runtime::live::Baseline;
     let fixed = common::load_bytes(b"main;a 10\n");
     let live = common::load_bytes(b"main;a 30\nmain;b 5\n");
     let merge = ember::model::diff::MergeOptions {

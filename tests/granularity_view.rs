@@ -13,9 +13,9 @@ use ember::formats::{Granularity, LoadOptions};
 use ember::model::Transform;
 use ember::sources::input::{Progress, Source};
 use ember::ui::app::{App, Loaded, Phase};
-use ember::ui::flame_state::Orientation;
-use ember::ui::keymap::Keymap;
-use ember::ui::theme::{ColorDepth, Theme};
+use ember::ui::chrome::keymap::Keymap;
+use ember::ui::chrome::theme::{ColorDepth, Theme};
+use ember::ui::views::flame_state::Orientation;
 
 fn open(path: &Path, transforms: Vec<Transform>) -> App {
     let source = Source::Path(path.to_path_buf());
@@ -271,7 +271,7 @@ fn the_table_keeps_its_row_by_function() {
 
 #[test]
 fn a_followed_file_is_read_again_by_its_worker() {
-    use ember::ui::live::{self, Settings};
+    use ember::ui::runtime::live::{self, Settings};
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("cpu.pb.gz");
     std::fs::copy(sample("go-loganalytics.pb.gz"), &file).unwrap();
@@ -313,7 +313,7 @@ fn a_followed_file_is_read_again_by_its_worker() {
 
 #[test]
 fn a_stream_or_a_focused_live_view_refuses() {
-    use ember::ui::live::{Followed, Live};
+    use ember::ui::runtime::live::{Followed, Live};
     let mut app = open(&sample("go-loganalytics.pb.gz"), Vec::new());
     app.live = Some(Live::detached(Followed::Stdin));
     press(&mut app, 'g');

@@ -12,10 +12,10 @@ use std::time::Duration;
 use ember::model::{NodeId, Transform};
 use ember::ui::Msg;
 use ember::ui::app::{App, Loaded, Phase, View};
-use ember::ui::flame_state::Orientation;
-use ember::ui::jobs::{self, Done};
-use ember::ui::keymap::{Action, Keymap};
-use ember::ui::theme::{ColorDepth, Theme};
+use ember::ui::chrome::keymap::{Action, Keymap};
+use ember::ui::chrome::theme::{ColorDepth, Theme};
+use ember::ui::runtime::jobs::{self, Done};
+use ember::ui::views::flame_state::Orientation;
 
 use common::{default_tree, load_bytes};
 

@@ -15,10 +15,10 @@ use ember::model::{NodeId, Profile, Transform};
 use ember::sources::input::Progress;
 use ember::ui::Msg;
 use ember::ui::app::{App, Loaded, Phase, View};
-use ember::ui::flame_state::Orientation;
-use ember::ui::keymap::{Action, Keymap};
-use ember::ui::live::{self, Change, Live, Mode, Reload, Settings};
-use ember::ui::theme::{ColorDepth, Theme};
+use ember::ui::chrome::keymap::{Action, Keymap};
+use ember::ui::chrome::theme::{ColorDepth, Theme};
+use ember::ui::runtime::live::{self, Change, Live, Mode, Reload, Settings};
+use ember::ui::views::flame_state::Orientation;
 
 use common::load_bytes;
 
@@ -319,11 +319,11 @@ fn the_table_keeps_its_sort_and_row_across_a_reload() {
 fn live_app_with_jobs() -> (App, mpsc::Receiver<Msg>) {
     let mut app = app(true);
     let (tx, rx) = mpsc::channel();
-    app.jobs = Some(ember::ui::jobs::spawn(tx).expect("job thread"));
+    app.jobs = Some(ember::ui::runtime::jobs::spawn(tx).expect("job thread"));
     (app, rx)
 }
 
-fn job_result(rx: &mpsc::Receiver<Msg>) -> ember::ui::jobs::Done {
+fn job_result(rx: &mpsc::Receiver<Msg>) -> ember::ui::runtime::jobs::Done {
     match rx.recv_timeout(Duration::from_secs(10)) {
         Ok(Msg::Job(done)) => *done,
         Ok(_) => panic!("unexpected message"),

@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ember::ui::app::{App, Loaded, Phase};
-use ember::ui::flame_state::Orientation;
-use ember::ui::keymap::Keymap;
-use ember::ui::panels;
-use ember::ui::theme::{ColorDepth, Theme};
+use ember::ui::chrome::keymap::Keymap;
+use ember::ui::chrome::panels;
+use ember::ui::chrome::theme::{ColorDepth, Theme};
+use ember::ui::views::flame_state::Orientation;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

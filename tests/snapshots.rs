@@ -9,9 +9,9 @@ mod common;
 use std::time::Duration;
 
 use ember::ui::app::{App, Loaded, Phase};
-use ember::ui::flame_state::Orientation;
-use ember::ui::keymap::{Action, Keymap};
-use ember::ui::theme::{ColorDepth, Theme};
+use ember::ui::chrome::keymap::{Action, Keymap};
+use ember::ui::chrome::theme::{ColorDepth, Theme};
+use ember::ui::views::flame_state::Orientation;
 
 const FIXTURE: &str = "shared-callees.folded";
 
@@ -75,7 +75,7 @@ fn help_overlay_80x24() {
 /// The function table, the inverted tree and the detail panel at 80x24.
 #[test]
 fn triage_views_80x24() {
-    use ember::ui::keymap::Action;
+    use ember::ui::chrome::keymap::Action;
     let mut app = app(Orientation::Icicle);
     app.update(Action::ToggleView);
     insta::assert_snapshot!("table_80x24", screen(&mut app, 80, 24));
@@ -93,7 +93,7 @@ fn triage_views_80x24() {
 /// when it does not fit beside the rest, with `? help` still on the first row.
 #[test]
 fn a_refused_range_on_the_first_frame_80x24_and_250x60() {
-    use ember::ui::live::{self, Settings};
+    use ember::ui::runtime::live::{self, Settings};
     let p = common::load_path(&common::repo().join("samples/perf-python-wordindex-small.perf.gz"))
         .unwrap_or_else(|e| panic!("{e}"));
     let settings = Settings {

@@ -10,9 +10,9 @@ use std::time::Duration;
 use ember::context::{Clock, ContextKind, ContextSource, Entity, Interval, Metric, Series};
 use ember::model::{Profile, Transform};
 use ember::ui::app::{App, Loaded, Phase, View};
-use ember::ui::flame_state::Orientation;
-use ember::ui::keymap::{Action, Keymap};
-use ember::ui::theme::{ColorDepth, Theme};
+use ember::ui::chrome::keymap::{Action, Keymap};
+use ember::ui::chrome::theme::{ColorDepth, Theme};
+use ember::ui::views::flame_state::Orientation;
 
 use common::{default_tree, screen_of};
 

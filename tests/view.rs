@@ -13,10 +13,10 @@ use crossterm::event::{
 use ember::model::NodeId;
 use ember::sources::input::Progress;
 use ember::ui::app::{App, Loaded, Phase};
-use ember::ui::flame_state::{FlameState, Orientation};
-use ember::ui::keymap::{Action, Keymap};
-use ember::ui::panels;
-use ember::ui::theme::{ColorDepth, Theme};
+use ember::ui::chrome::keymap::{Action, Keymap};
+use ember::ui::chrome::panels;
+use ember::ui::chrome::theme::{ColorDepth, Theme};
+use ember::ui::views::flame_state::{FlameState, Orientation};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use unicode_width::UnicodeWidthStr;

@@ -10,16 +10,16 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyEventKind, MouseButton, MouseEventKind};
 
-use super::flame_state::Orientation;
-use super::jobs::Job;
-use super::keymap::{Action, Keymap};
-use super::theme::Theme;
 use crate::model::search;
 use crate::model::{CallTree, ChildOrder, NodeId, SortKey, Transform, TreeOptions};
 use crate::sources::input::Progress;
+use crate::ui::chrome::keymap::{Action, Keymap};
+use crate::ui::chrome::theme::Theme;
+use crate::ui::runtime::jobs::Job;
+use crate::ui::views::flame_state::Orientation;
 
 pub use super::loaded::{Loaded, Shown};
-pub use super::search_box::SearchState;
+pub use crate::ui::chrome::search_box::SearchState;
 
 mod granularity;
 mod jobs;
@@ -76,7 +76,7 @@ pub struct App {
     /// Something changed since the last draw.
     pub dirty: bool,
     /// The worker following a file, a stream or a directory, if any.
-    pub live: Option<super::live::Live>,
+    pub live: Option<crate::ui::runtime::live::Live>,
     /// The job thread for slow work; `None` runs jobs inline (tests, benches).
     pub jobs: Option<Sender<Job>>,
     /// What the job thread is doing, for the header.
@@ -88,21 +88,21 @@ pub struct App {
     /// The transforms a running job will bring (what a reload must have).
     wanted_transforms: Option<Vec<Transform>>,
     /// How a comparison is shown (normalisation, noise).
-    pub diff: super::diff::DiffView,
+    pub diff: crate::ui::views::diff::DiffView,
     /// The timeline pane and the host-context logs on it.
-    pub timeline: super::timeline::TimelineState,
+    pub timeline: crate::ui::views::timeline::TimelineState,
     /// While two time ranges are compared: the view to go back to, and the
     /// source's name as it was.
     pub compare_from: Option<(Box<Loaded>, String)>,
     last_click: Option<(Instant, NodeId)>,
     /// The prompt row (export file name, overwrite?) and the last command's word.
-    pub prompt: super::prompt::PromptState,
+    pub prompt: crate::ui::chrome::prompt::PromptState,
     /// The files (or watched directory) the view reads: never written to.
     pub inputs: Vec<std::path::PathBuf>,
     /// An OSC 52 sequence for the event loop to write to the terminal.
     pub clipboard: Option<Vec<u8>>,
     /// What makes the profile on screen mislead, for the header and detail.
-    pub lint: super::lint::LintState,
+    pub lint: crate::ui::chrome::lint::LintState,
     /// The view whose lint was asked of the job thread.
     lint_asked: Option<u64>,
     /// What the frames on screen stand for, and the input and options to read
@@ -157,7 +157,7 @@ impl App {
             busy_since: None,
             pending_jobs: 0,
             wanted_transforms: None,
-            diff: super::diff::DiffView::default(),
+            diff: crate::ui::views::diff::DiffView::default(),
             timeline: Default::default(),
             compare_from: None,
             last_click: None,

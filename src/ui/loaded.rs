@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::flame_state::{FlameState, Orientation};
-use super::sandwich::Sandwich;
-use super::table::TableState;
 use crate::model::{CallTree, NodeId, Profile, Transform, TransformError, TreeOptions};
+use crate::ui::views::flame_state::{FlameState, Orientation};
+use crate::ui::views::sandwich::Sandwich;
+use crate::ui::views::table::TableState;
 
 /// A profile, its tree and the place in it: what the inverted view swaps.
 pub(super) type View = (Arc<Profile>, Arc<CallTree>, FlameState);
@@ -40,7 +40,7 @@ pub struct Loaded {
     /// The callers / callees of one function, while that view is showing.
     pub sandwich: Option<Box<Sandwich>>,
     /// The delta table, when the profile is a comparison.
-    pub delta: super::diff::DeltaState,
+    pub delta: crate::ui::views::diff::DeltaState,
     /// The other side's pane of the linked before | after view.
     pub pair: Option<Box<PairPane>>,
     /// The key of a `pair` tree being built on the job thread: the pane says
@@ -79,7 +79,7 @@ impl Loaded {
             inverted: false,
             alt: None,
             sandwich: None,
-            delta: super::diff::DeltaState::default(),
+            delta: crate::ui::views::diff::DeltaState::default(),
             pair: None,
             pair_asked: None,
             lint: None,
@@ -151,7 +151,7 @@ impl Loaded {
     }
 
     /// Rebuilds the tree after the profile changed, re-finding the view's place.
-    fn rebuild(&mut self, place: Option<crate::ui::flame_state::SavedPlace>) {
+    fn rebuild(&mut self, place: Option<crate::ui::views::flame_state::SavedPlace>) {
         let options = TreeOptions {
             value: self
                 .tree
@@ -168,12 +168,12 @@ impl Loaded {
     pub(super) fn set_tree(
         &mut self,
         tree: CallTree,
-        place: Option<crate::ui::flame_state::SavedPlace>,
+        place: Option<crate::ui::views::flame_state::SavedPlace>,
     ) {
         self.tree = Arc::new(tree);
         self.id = next_id();
         self.table = TableState::new();
-        self.delta = super::diff::DeltaState::default();
+        self.delta = crate::ui::views::diff::DeltaState::default();
         self.alt = None;
         self.sandwich = None;
         match place {
@@ -243,7 +243,7 @@ pub struct PairPane {
     /// What it was built for: the Loaded id, inverted or not, the active value.
     key: (u64, bool, usize),
     pub tree: CallTree,
-    pub flame: super::flame_state::FlameState,
+    pub flame: crate::ui::views::flame_state::FlameState,
 }
 
 /// The deepest node along `n`'s path (itself included) that `tree` shows.
@@ -272,7 +272,7 @@ impl Loaded {
 
     /// The job that builds the other side's pane, unless it is built or
     /// asked for already.
-    pub(super) fn job_pair(&mut self) -> Option<super::jobs::Job> {
+    pub(super) fn job_pair(&mut self) -> Option<crate::ui::runtime::jobs::Job> {
         let (key, options) = self.pair_wanted()?;
         if self.pair.as_ref().is_some_and(|p| p.key == key) || self.pair_asked == Some(key) {
             return None;
@@ -280,7 +280,7 @@ impl Loaded {
         self.pair_asked = Some(key);
         // The stale pane goes now: two are never held at once.
         self.pair = None;
-        Some(super::jobs::Job::Pair {
+        Some(crate::ui::runtime::jobs::Job::Pair {
             key,
             profile: self.profile.clone(),
             options,
@@ -299,7 +299,7 @@ impl Loaded {
         self.pair = Some(Box::new(PairPane {
             key,
             tree,
-            flame: super::flame_state::FlameState::new(self.flame.orientation),
+            flame: crate::ui::views::flame_state::FlameState::new(self.flame.orientation),
         }));
         true
     }
@@ -318,7 +318,7 @@ impl Loaded {
             l.pair = Some(Box::new(PairPane {
                 key,
                 tree,
-                flame: super::flame_state::FlameState::new(l.flame.orientation),
+                flame: crate::ui::views::flame_state::FlameState::new(l.flame.orientation),
             }));
         }
         let pane = l.pair.as_deref_mut()?;

@@ -207,7 +207,7 @@ pub fn screen_of(app: &mut ember::ui::app::App, w: u16, h: u16) -> String {
     use unicode_width::UnicodeWidthStr;
     let mut term =
         ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("test terminal");
-    term.draw(|f| ember::ui::panels::draw(f, app))
+    term.draw(|f| ember::ui::chrome::panels::draw(f, app))
         .expect("draw");
     let buf = term.backend().buffer().clone();
     let rows: Vec<String> = (0..h)
@@ -226,7 +226,9 @@ pub fn screen_of(app: &mut ember::ui::app::App, w: u16, h: u16) -> String {
 }
 
 /// The next view a live worker sends on `rx`, within a generous time.
-pub fn next_view(rx: &std::sync::mpsc::Receiver<ember::ui::Msg>) -> Box<ember::ui::live::Reload> {
+pub fn next_view(
+    rx: &std::sync::mpsc::Receiver<ember::ui::Msg>,
+) -> Box<ember::ui::runtime::live::Reload> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());

@@ -6,8 +6,8 @@
 use super::{App, Loaded, Phase, View};
 use crate::model::granularity::{self, Granularity};
 use crate::model::{CallTree, Transform, TreeOptions};
-use crate::ui::jobs::{Carry, Job, Regranulated};
-use crate::ui::live::Followed;
+use crate::ui::runtime::jobs::{Carry, Job, Regranulated};
+use crate::ui::runtime::live::Followed;
 
 impl App {
     /// `g`: asks for the next granularity, or says why there is none.

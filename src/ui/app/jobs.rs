@@ -1,11 +1,11 @@
-//! The App's side of [`crate::ui::jobs`]: the keys that start a transform,
+//! The App's side of [`crate::ui::runtime::jobs`]: the keys that start a transform,
 //! sending a job (or running it here without a job thread) and taking its
 //! result in.
 
 use super::{App, Phase, View};
 use crate::model::Transform;
-use crate::ui::jobs::{Done, Job, run};
-use crate::ui::keymap::Action;
+use crate::ui::chrome::keymap::Action;
+use crate::ui::runtime::jobs::{Done, Job, run};
 
 impl App {
     /// Transform keys; returns false for the rest. They act on the flame view's

@@ -1,4 +1,4 @@
-//! The App's side of [`crate::ui::live`]: a new view from the worker swapped in
+//! The App's side of [`crate::ui::runtime::live`]: a new view from the worker swapped in
 //! at the user's place (or held while frozen), and the live keys and settings
 //! passed back to the worker.
 
@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use super::{App, Loaded, Phase, View};
 use crate::model::{CallTree, TreeOptions};
-use crate::ui::live::{Change, Followed, Place, Reload};
+use crate::ui::runtime::live::{Change, Followed, Place, Reload};
 
 impl App {
     /// A reloaded view arrived: shown at once, or held while frozen.

@@ -1,4 +1,4 @@
-//! The App's side of [`crate::ui::prompt`]: the export key's file name, the
+//! The App's side of [`crate::ui::chrome::prompt`]: the export key's file name, the
 //! yes/no before overwriting, and the word on what was written.
 
 use std::path::{Path, PathBuf};
@@ -10,11 +10,11 @@ use crate::model::NodeId;
 use crate::model::lint::lint;
 use crate::output::export::ExportFormat;
 use crate::output::report::{Report, ReportInput, Style};
-use crate::ui::clipboard;
-use crate::ui::flame_state::Orientation;
-use crate::ui::jobs::{Exported, Job};
-use crate::ui::keymap::Action;
-use crate::ui::prompt::{Ask, Prompt};
+use crate::ui::chrome::clipboard;
+use crate::ui::chrome::keymap::Action;
+use crate::ui::chrome::prompt::{Ask, Prompt};
+use crate::ui::runtime::jobs::{Exported, Job};
+use crate::ui::views::flame_state::Orientation;
 
 /// The endings Tab cycles through in the export prompt.
 const EXPORT_ENDINGS: [&str; 4] = ["svg", "folded", "speedscope.json", "pb.gz"];

@@ -1,10 +1,10 @@
-//! The App's side of [`crate::ui::sandwich`]: opening the callers / callees
+//! The App's side of [`crate::ui::views::sandwich`]: opening the callers / callees
 //! view, its keys, and leaving it.
 
 use super::{App, Phase, View};
 use crate::model::ChildOrder;
 use crate::model::search;
-use crate::ui::keymap::Action;
+use crate::ui::chrome::keymap::Action;
 
 impl App {
     /// Opens the callers / callees of the selected function (the table's row, the

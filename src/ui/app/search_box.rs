@@ -1,4 +1,4 @@
-//! The App's side of [`crate::ui::search_box`]: the keys the box takes while it
+//! The App's side of [`crate::ui::chrome::search_box`]: the keys the box takes while it
 //! has the keyboard, re-running the search, and jumping to a function.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

@@ -5,7 +5,7 @@ use super::{App, Loaded, Phase, View};
 use crate::context::ContextSource;
 use crate::model::Transform;
 use crate::model::timerange::{TimeFilter, Window, describe};
-use crate::ui::keymap::Action;
+use crate::ui::chrome::keymap::Action;
 
 impl App {
     /// The `--context` logs arrived: line them up once the profile is here.
@@ -224,7 +224,7 @@ impl App {
                 first,
             )
         };
-        let job = crate::ui::jobs::Job::CompareRanges {
+        let job = crate::ui::runtime::jobs::Job::CompareRanges {
             id: l.id,
             input: l.loaded_profile().clone(),
             before: side(before),

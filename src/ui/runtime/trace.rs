@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::app::prompt::same_file;
+use crate::ui::app::prompt::same_file;
 
 pub struct Trace {
     start: Instant,

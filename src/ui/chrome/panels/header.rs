@@ -13,8 +13,8 @@ use crate::host::sanitize::sanitize;
 use crate::model::{ChildOrder, NodeId, Unit, ValueType};
 use crate::output::human;
 use crate::ui::app::{Loaded, View};
-use crate::ui::flame_state::Orientation;
-use crate::ui::text::fit;
+use crate::ui::chrome::text::fit;
+use crate::ui::views::flame_state::Orientation;
 
 pub(super) struct Header<'a> {
     main: Vec<Span<'a>>,
@@ -158,7 +158,7 @@ pub(super) fn header<'a>(l: &'a Loaded, cx: &Context<'a>) -> Header<'a> {
         ));
         parts.push(Span::styled(" ", theme.header));
     }
-    match crate::ui::diff::header_text(p, &l.tree, cx.diff, cx.view == View::Table) {
+    match crate::ui::views::diff::header_text(p, &l.tree, cx.diff, cx.view == View::Table) {
         Some(text) => parts.push(Span::styled(format!("· {text} "), theme.header_accent)),
         None => parts.extend([
             Span::styled(format!("· {} ", p.format), theme.header),

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 use crate::host::sanitize::sanitize;
 use crate::sources::input::Progress;
 use crate::ui::app::App;
-use crate::ui::text::{fit, wrap_words};
+use crate::ui::chrome::text::{fit, wrap_words};
 
 pub(super) fn draw_loading(
     frame: &mut Frame,
@@ -17,7 +17,7 @@ pub(super) fn draw_loading(
     source: &str,
     progress: &Progress,
     secs: f64,
-    theme: &crate::ui::theme::Theme,
+    theme: &crate::ui::chrome::theme::Theme,
     waiting: Option<&str>,
 ) {
     let w = usize::from(area.width);

@@ -9,12 +9,12 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::StatefulWidget;
 
-use super::text::fit;
-use super::theme::{ColorDepth, Theme};
 use crate::host::sanitize::sanitize;
 use crate::model::diff::{Change, Compare, DeltaSort, DeltaTable, Norm, Verdict, tree_compare};
 use crate::model::{CallTree, FrameId, NodeId, Profile, Unit};
 use crate::output::diff::{change_cells, change_summary, relative_text};
+use crate::ui::chrome::text::fit;
+use crate::ui::chrome::theme::{ColorDepth, Theme};
 
 /// The viewer's comparison settings (kept across reloads and views).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -346,7 +346,7 @@ impl StatefulWidget for DeltaView<'_> {
         let w = usize::from(area.width);
         let rows = usize::from(area.height.saturating_sub(1));
         state.rows = rows;
-        state.offset = super::table::keep_in_view(state.cursor, state.offset, rows);
+        state.offset = crate::ui::views::table::keep_in_view(state.cursor, state.offset, rows);
         let arrow = |k: DeltaSort| if state.sort == k { "▼" } else { "" };
         // Counts say their unit once, in the header: "938 samples" in each
         // of six cells leaves no room for the name at 80 columns.

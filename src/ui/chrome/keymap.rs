@@ -189,7 +189,7 @@ pub struct Keymap {
     entries: Vec<HelpEntry>,
 }
 
-const DEFAULT: &str = include_str!("../../assets/keymap.toml");
+const DEFAULT: &str = include_str!("../../../assets/keymap.toml");
 
 impl Keymap {
     /// The built-in bindings.

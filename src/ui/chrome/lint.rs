@@ -2,8 +2,8 @@
 //! a transform, a time range), shown as one header word and whole in the
 //! detail panel.
 
-use super::loaded::Loaded;
 use crate::model::lint::Finding;
+use crate::ui::loaded::Loaded;
 
 #[derive(Default)]
 pub struct LintState {

@@ -14,11 +14,11 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
-use super::flame_state::SavedPlace;
-use super::loaded::Loaded;
-use super::sandwich::{Sandwich, Side};
 use crate::model::{ChildOrder, Profile, Transform};
 use crate::sources::input::Progress;
+use crate::ui::loaded::Loaded;
+use crate::ui::views::flame_state::SavedPlace;
+use crate::ui::views::sandwich::{Sandwich, Side};
 
 pub use worker::{build, spawn_dir, spawn_file, spawn_stdin};
 
@@ -185,7 +185,7 @@ impl Live {
         }
     }
 
-    pub(super) fn settings(&self) -> std::sync::MutexGuard<'_, Settings> {
+    pub(in crate::ui) fn settings(&self) -> std::sync::MutexGuard<'_, Settings> {
         lock(&self.settings)
     }
 
@@ -194,13 +194,13 @@ impl Live {
     }
 
     /// Asks the worker to rebuild with new settings.
-    pub(super) fn poke(&self) {
+    pub(in crate::ui) fn poke(&self) {
         let _ = self.wake.send(Wake::Settings);
     }
 }
 
 /// The view's place in every view, saved by names so a new tree can re-find it.
-pub(super) struct Place {
+pub(in crate::ui) struct Place {
     flame: SavedPlace,
     inverted: Option<SavedPlace>,
     sandwich: Option<(Vec<u8>, Side, SavedPlace, SavedPlace)>,
@@ -212,7 +212,7 @@ pub(super) struct Place {
 impl Place {
     /// Saves `l`'s place (and the table's row when `table` is on screen),
     /// leaving `l` top-down.
-    pub(super) fn save(l: &mut Loaded, table: bool) -> Place {
+    pub(in crate::ui) fn save(l: &mut Loaded, table: bool) -> Place {
         let inverted = l.inverted.then(|| l.flame.save(&l.tree, &l.profile));
         let sandwich = l.sandwich.as_ref().map(|sw| {
             let name = sw.callees.profile.frames.raw(sw.function).to_vec();
@@ -239,7 +239,7 @@ impl Place {
     }
 
     /// Re-finds the place in `l`, a new view.
-    pub(super) fn restore(self, l: &mut Loaded) {
+    pub(in crate::ui) fn restore(self, l: &mut Loaded) {
         // The worker may have built the inverted view already: then both
         // orientations are at hand and swapping is free.
         l.set_inverted(false);

@@ -11,7 +11,7 @@ use crate::host::sanitize::sanitize;
 use crate::model::{NOISE_SAMPLES, NodeId};
 use crate::output::percent;
 use crate::ui::app::Loaded;
-use crate::ui::text::fit_left;
+use crate::ui::chrome::text::fit_left;
 
 /// The narrowest the panel gets beside the graph, and the share of the
 /// screen it may take there.
@@ -21,7 +21,12 @@ const MAX_SHARE: u16 = 45;
 /// How wide the detail panel beside a `room`-column graph area should be: as
 /// wide as its longest line (the numbers, the verdict, a flag) needs, between
 /// [`MIN_WIDTH`] and 45% of the room. Lines longer than that wrap at words.
-pub(super) fn width(l: &Loaded, theme: &crate::ui::theme::Theme, cx: &Context, room: u16) -> u16 {
+pub(super) fn width(
+    l: &Loaded,
+    theme: &crate::ui::chrome::theme::Theme,
+    cx: &Context,
+    room: u16,
+) -> u16 {
     let natural = lines(l, theme, cx)
         .iter()
         .map(|(line, _)| line.width())
@@ -46,7 +51,7 @@ pub(super) fn draw_detail(
     frame: &mut Frame,
     area: Rect,
     l: &Loaded,
-    theme: &crate::ui::theme::Theme,
+    theme: &crate::ui::chrome::theme::Theme,
     cx: &Context,
 ) {
     let inner_w = usize::from(area.width.saturating_sub(2)).max(1);
@@ -72,7 +77,11 @@ pub(super) fn draw_detail(
 }
 
 /// The panel's lines, whole, each with how it meets the width.
-fn lines(l: &Loaded, theme: &crate::ui::theme::Theme, cx: &Context) -> Vec<(Line<'static>, Fit)> {
+fn lines(
+    l: &Loaded,
+    theme: &crate::ui::chrome::theme::Theme,
+    cx: &Context,
+) -> Vec<(Line<'static>, Fit)> {
     let diff = cx.diff;
     let v = l.shown();
     let (p, tree, st) = (v.profile, v.tree, v.flame);
@@ -102,7 +111,7 @@ fn lines(l: &Loaded, theme: &crate::ui::theme::Theme, cx: &Context) -> Vec<(Line
         }
     }
     if p.meta.diff.is_some() {
-        for text in crate::ui::diff::detail_lines(p, tree, n, diff.norm, &l.tree) {
+        for text in crate::ui::views::diff::detail_lines(p, tree, n, diff.norm, &l.tree) {
             lines.push((Line::raw(text), Fit::Wrap));
         }
     } else {
@@ -136,7 +145,7 @@ fn lines(l: &Loaded, theme: &crate::ui::theme::Theme, cx: &Context) -> Vec<(Line
 }
 
 /// The detail panel's numbers for one profile: total, self, noise, Amdahl.
-fn single_detail(l: &Loaded, theme: &crate::ui::theme::Theme) -> Vec<Line<'static>> {
+fn single_detail(l: &Loaded, theme: &crate::ui::chrome::theme::Theme) -> Vec<Line<'static>> {
     let v = l.shown();
     let (tree, st) = (v.tree, v.flame);
     let vt = &v.profile.value_types[tree.options.value];
@@ -160,7 +169,7 @@ fn single_detail(l: &Loaded, theme: &crate::ui::theme::Theme) -> Vec<Line<'stati
                 format!("noise: {samples} samples cannot be told apart from chance"),
                 theme.warning,
             ));
-        } else if share >= crate::ui::table::HOTSPOT_PERCENT {
+        } else if share >= crate::ui::views::table::HOTSPOT_PERCENT {
             lines.push(Line::styled(
                 "hotspot: enough samples and share to act on",
                 theme.status_name,

@@ -13,8 +13,8 @@ use crate::live::{self, Follower, Update};
 use crate::model::{CallTree, Profile, TreeOptions};
 use crate::sources::input::Progress;
 use crate::ui::Msg;
-use crate::ui::flame_state::Orientation;
 use crate::ui::loaded::Loaded;
+use crate::ui::views::flame_state::Orientation;
 
 /// Builds the view of `profile` that `settings` ask for (what the worker sends);
 /// the flag says a window was asked for but the profile has no timestamps.
@@ -355,8 +355,8 @@ fn guarded(
 ) -> impl FnOnce() + Send + 'static {
     move || {
         if std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).is_err() {
-            let m =
-                crate::ui::terminal::take_worker_panic().unwrap_or_else(|| "unknown panic".into());
+            let m = crate::ui::runtime::terminal::take_worker_panic()
+                .unwrap_or_else(|| "unknown panic".into());
             let _ = tx.send(Msg::WorkerPanicked(m));
         }
     }

@@ -6,12 +6,12 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::widgets::StatefulWidget;
 
-use super::text::fit;
-use super::theme::Theme;
 use crate::model::{
     CallTree, FrameId, NOISE_SAMPLES, Profile, SortKey, TopTable, TreeOptions, Unit, ValueType,
 };
 use crate::output::{human, percent, value_grouped};
+use crate::ui::chrome::text::fit;
+use crate::ui::chrome::theme::Theme;
 
 /// A hotspot: at least this share of all samples (and not noise).
 pub const HOTSPOT_PERCENT: f64 = 5.0;

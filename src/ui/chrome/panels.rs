@@ -5,16 +5,16 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-use super::app::{App, Loaded, SearchState, View};
-use super::diff::{DeltaView, DiffView};
-use super::flame::{DiffPaint, FlameView, ROOT_LABEL};
-use super::keymap::Action;
-use super::table::TableView;
-use super::text::{fit, fit_left};
 use crate::model::search::SearchMode;
 use crate::model::{NOISE_SAMPLES, NodeId};
 use crate::model::{Unit, ValueType};
 use crate::output::{human, percent, value_grouped};
+use crate::ui::app::{App, Loaded, SearchState, View};
+use crate::ui::chrome::keymap::Action;
+use crate::ui::chrome::text::{fit, fit_left};
+use crate::ui::views::diff::{DeltaView, DiffView};
+use crate::ui::views::flame::{DiffPaint, FlameView, ROOT_LABEL};
+use crate::ui::views::table::TableView;
 
 /// A weight as the status shows it: counts grouped, times and bytes in human form.
 fn amount(v: i64, vt: &ValueType) -> String {
@@ -57,7 +57,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         .unwrap_or_else(|| "?".into());
     let busy = app.busy_text();
     match &mut app.phase {
-        super::app::Phase::Loading { progress, started } => {
+        crate::ui::app::Phase::Loading { progress, started } => {
             let waiting = app.live.as_ref().and_then(|l| l.status.problem.as_deref());
             draw_loading(
                 frame,
@@ -69,7 +69,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
                 waiting,
             );
         }
-        super::app::Phase::Ready(loaded) => {
+        crate::ui::app::Phase::Ready(loaded) => {
             app.timeline.refresh_flags(loaded);
             let flags = app.timeline.flags.clone();
             app.lint.refresh(loaded);
@@ -98,21 +98,21 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
 /// Everything but the profile that a loaded screen shows.
 struct Context<'a> {
     source: &'a str,
-    theme: &'a super::theme::Theme,
+    theme: &'a crate::ui::chrome::theme::Theme,
     help_key: &'a str,
     search: &'a SearchState,
     view: View,
     show_detail: bool,
-    live: Option<&'a super::live::Live>,
+    live: Option<&'a crate::ui::runtime::live::Live>,
     /// What the job thread is doing.
     busy: Option<&'a str>,
     diff: &'a DiffView,
     /// What the host logs say about the window on screen.
     flags: &'a [crate::timeline::flags::Flag],
     /// The prompt row: a question (export to?) or the last command's word.
-    prompt: &'a super::prompt::PromptState,
+    prompt: &'a crate::ui::chrome::prompt::PromptState,
     /// What makes the profile mislead.
-    lint: &'a super::lint::LintState,
+    lint: &'a crate::ui::chrome::lint::LintState,
 }
 
 fn draw_loaded(
@@ -120,7 +120,7 @@ fn draw_loaded(
     area: Rect,
     l: &mut Loaded,
     cx: &Context,
-    timeline: &mut super::timeline::TimelineState,
+    timeline: &mut crate::ui::views::timeline::TimelineState,
 ) {
     let (theme, search, view, show_detail) = (cx.theme, cx.search, cx.view, cx.show_detail);
     let name = match view {
@@ -187,14 +187,14 @@ fn draw_loaded(
         let [g, t] = Layout::vertical([Constraint::Min(3), Constraint::Length(h)]).areas(graph);
         let value = l.tree.options.value;
         let range = l.time_window();
-        let pane = super::timeline::Pane {
+        let pane = crate::ui::views::timeline::Pane {
             profile: l.loaded_profile(),
             value,
             range,
             shown_samples: l.tree.samples(NodeId::ROOT),
             theme: cx.theme,
         };
-        super::timeline::draw(frame.buffer_mut(), t, timeline, &pane);
+        crate::ui::views::timeline::draw(frame.buffer_mut(), t, timeline, &pane);
         g
     } else {
         graph
@@ -218,7 +218,7 @@ fn draw_loaded(
     }
     // A comparison colours by change under the whole profile's comparison, in
     // every flame pane (the sandwich's too).
-    let paint = super::diff::compare(&l.profile, &l.tree, cx.diff.norm).map(|c| c.0);
+    let paint = crate::ui::views::diff::compare(&l.profile, &l.tree, cx.diff.norm).map(|c| c.0);
     match view {
         View::Inverted if !l.inverted => {
             // Still being built on the job thread.
@@ -308,7 +308,7 @@ fn draw_table_status(
     frame: &mut Frame,
     area: Rect,
     l: &Loaded,
-    theme: &super::theme::Theme,
+    theme: &crate::ui::chrome::theme::Theme,
     name: &str,
     name_rows: u16,
 ) {
@@ -327,7 +327,7 @@ fn draw_table_status(
             "{} functions · total counts a function once per stack · ● hotspot (≥{} samples, ≥{}% of all) · dim: under {} samples, noise",
             l.table.len(),
             NOISE_SAMPLES,
-            super::table::HOTSPOT_PERCENT,
+            crate::ui::views::table::HOTSPOT_PERCENT,
             NOISE_SAMPLES
         )
     };
@@ -340,7 +340,7 @@ fn draw_search(
     frame: &mut Frame,
     area: Rect,
     l: &Loaded,
-    theme: &super::theme::Theme,
+    theme: &crate::ui::chrome::theme::Theme,
     s: &SearchState,
 ) {
     let w = usize::from(area.width);
@@ -368,7 +368,7 @@ fn draw_search(
                     "  {} frames · {:.2}% of the samples through {} · {:.2}% of all",
                     m.count,
                     percent(s.coverage.0, all),
-                    crate::ui::text::fit(&name, 40),
+                    crate::ui::chrome::text::fit(&name, 40),
                     percent(s.coverage.0, v.all)
                 ));
             }
@@ -407,7 +407,7 @@ fn draw_status(
     frame: &mut Frame,
     area: Rect,
     l: &Loaded,
-    theme: &super::theme::Theme,
+    theme: &crate::ui::chrome::theme::Theme,
     (name, name_rows): (&str, u16),
     norm: crate::model::diff::Norm,
 ) {
@@ -426,14 +426,15 @@ fn draw_status(
         s.push(')');
         s
     };
-    let stats = super::diff::status_text(p, tree, n, &l.tree, norm).unwrap_or_else(|| {
-        format!(
-            "{}  {}  · {}",
-            stat("total", tree.total(n)),
-            stat("self", tree.self_weight(n)),
-            total_label(all, vt, p.value_types.len()),
-        )
-    });
+    let stats =
+        crate::ui::views::diff::status_text(p, tree, n, &l.tree, norm).unwrap_or_else(|| {
+            format!(
+                "{}  {}  · {}",
+                stat("total", tree.total(n)),
+                stat("self", tree.self_weight(n)),
+                total_label(all, vt, p.value_types.len()),
+            )
+        });
     let mut lines: Vec<Line> = wrap(name, w, usize::from(name_rows.max(1)))
         .into_iter()
         .map(|l| Line::styled(l, theme.status_name))

@@ -6,11 +6,11 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::widgets::StatefulWidget;
 
-use super::flame_state::{FlameState, Hit, Orientation};
-use super::text::fit;
-use super::theme::{ColorDepth, Theme};
 use crate::model::search::Matches;
 use crate::model::{CallTree, NOISE_SAMPLES, NodeId, Profile};
+use crate::ui::chrome::text::fit;
+use crate::ui::chrome::theme::{ColorDepth, Theme};
+use crate::ui::views::flame_state::{FlameState, Hit, Orientation};
 
 /// The label of the synthetic root.
 pub const ROOT_LABEL: &str = "all";
@@ -129,10 +129,11 @@ impl FlameView<'_> {
             ),
         };
         if let Some(d) = self.diff
-            && let Some(c) = super::diff::node_change(d.pairs.unwrap_or(self.tree), d.compare, node)
+            && let Some(c) =
+                crate::ui::views::diff::node_change(d.pairs.unwrap_or(self.tree), d.compare, node)
             && frame.is_some()
         {
-            let (style, mark) = super::diff::shade(theme, &c, d.hide_noise);
+            let (style, mark) = crate::ui::views::diff::shade(theme, &c, d.hide_noise);
             base = style;
             if !mark.is_empty() {
                 label = std::borrow::Cow::Owned(format!("{mark}{label}"));

@@ -9,13 +9,13 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::flame::FlameView;
-use super::flame_state::{FlameState, Orientation};
-use super::text::fit;
-use super::theme::Theme;
 use crate::host::sanitize::sanitize;
 use crate::model::search::Matches;
 use crate::model::{CallTree, FrameId, NodeId, Profile, TreeOptions, sandwich};
+use crate::ui::chrome::text::fit;
+use crate::ui::chrome::theme::Theme;
+use crate::ui::views::flame::FlameView;
+use crate::ui::views::flame_state::{FlameState, Orientation};
 
 /// One half of the sandwich.
 pub struct Pane {
@@ -161,7 +161,7 @@ impl Sandwich {
         area: Rect,
         theme: &Theme,
         matches: Option<&Matches>,
-        diff: Option<super::flame::DiffPaint<'_>>,
+        diff: Option<crate::ui::views::flame::DiffPaint<'_>>,
     ) {
         let name = sanitize(&self.callees.profile.frames.name(self.function)).into_owned();
         if area.height < 3 {

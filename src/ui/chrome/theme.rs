@@ -98,7 +98,7 @@ pub struct Theme {
     pub help_border: Style,
 }
 
-const DEFAULT: &str = include_str!("../../assets/theme.toml");
+const DEFAULT: &str = include_str!("../../../assets/theme.toml");
 
 fn parse_color(s: &str) -> Option<Color> {
     if let Some(hex) = s.strip_prefix('#') {

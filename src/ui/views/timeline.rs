@@ -13,9 +13,6 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 
-use super::loaded::Loaded;
-use super::text::fit;
-use super::theme::Theme;
 use crate::context::{ContextSource, Unit};
 use crate::host::sanitize::sanitize;
 use crate::model::Profile;
@@ -25,6 +22,9 @@ use crate::timeline::{
     AlignHow, Aligned, Histogram, Strip, align_anchored, format_clock, profile_window, strip_value,
     strips,
 };
+use crate::ui::chrome::text::fit;
+use crate::ui::chrome::theme::Theme;
+use crate::ui::loaded::Loaded;
 
 const LABEL_W: u16 = 10;
 const VALUE_W: u16 = 9;
@@ -88,7 +88,7 @@ pub struct TimelineState {
     /// The last per-thread rows, for which profile, value and width.
     threads: Option<(CacheKey, Vec<(String, Histogram)>)>,
     /// The last heat map grid: for which profile, value and rows.
-    pub heat: Option<(CacheKey, super::heatmap::Grid)>,
+    pub heat: Option<(CacheKey, crate::ui::views::heatmap::Grid)>,
     /// The profile window at the last draw.
     pub window: Option<(u64, u64)>,
     /// The window and wall-clock offset of one profile (by address): a scan
@@ -352,7 +352,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
     st.window = Some((lo, hi));
     st.col_ns = ((hi - lo) / cols as u64).max(1);
     if st.show_heat {
-        super::heatmap::draw(buf, area, st, pane);
+        crate::ui::views::heatmap::draw(buf, area, st, pane);
         return;
     }
     st.step_small_ns = st.col_ns;

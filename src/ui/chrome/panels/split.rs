@@ -8,9 +8,9 @@ use ratatui::style::Modifier;
 
 use crate::host::sanitize::sanitize;
 use crate::model::{CallTree, NodeId, Profile};
+use crate::ui::chrome::text::fit;
+use crate::ui::chrome::theme::Theme;
 use crate::ui::loaded::live_ancestor;
-use crate::ui::text::fit;
-use crate::ui::theme::Theme;
 
 /// Before and after side by side (stacked when the screen is narrow), linked:
 /// keys move the active side (the one the widths come from) and the other
@@ -22,7 +22,7 @@ pub fn draw_split(
     l: &mut crate::ui::loaded::Loaded,
     theme: &Theme,
     matches: Option<&crate::model::search::Matches>,
-    paint: Option<crate::ui::flame::DiffPaint<'_>>,
+    paint: Option<crate::ui::views::flame::DiffPaint<'_>>,
 ) {
     use ratatui::layout::{Constraint, Layout};
     let Some(meta) = l.profile.meta.diff.clone() else {
@@ -101,12 +101,12 @@ pub fn draw_split(
                 .style(style),
             title,
         );
-        let widget = crate::ui::flame::FlameView {
+        let widget = crate::ui::views::flame::FlameView {
             profile: &l.profile,
             tree,
             theme,
             matches,
-            diff: paint.map(|d| crate::ui::flame::DiffPaint { pairs, ..d }),
+            diff: paint.map(|d| crate::ui::views::flame::DiffPaint { pairs, ..d }),
         };
         frame.render_stateful_widget(widget, graph, state);
         if missing {
@@ -127,7 +127,7 @@ pub fn draw_split(
 /// `PairPane`).
 struct PaneParts<'a> {
     tree: &'a CallTree,
-    flame: &'a mut crate::ui::flame_state::FlameState,
+    flame: &'a mut crate::ui::views::flame_state::FlameState,
 }
 
 /// Marks where the missing node would be: a `∅` one row below its deepest
@@ -136,7 +136,7 @@ struct PaneParts<'a> {
 fn placeholder(
     buf: &mut Buffer,
     area: Rect,
-    state: &crate::ui::flame_state::FlameState,
+    state: &crate::ui::views::flame_state::FlameState,
     tree: &CallTree,
     profile: &Profile,
     missing: NodeId,
@@ -158,7 +158,7 @@ fn placeholder(
         below = p;
     }
     let name_of = |n: NodeId| tree.frame(profile, n).map(|f| profile.frames.raw(f));
-    let mut kids: Vec<&crate::ui::flame_state::Hit> = state
+    let mut kids: Vec<&crate::ui::views::flame_state::Hit> = state
         .layout
         .iter()
         .filter(|h| h.depth == depth && tree.parent(profile, h.node) == Some(anchor))
@@ -171,8 +171,8 @@ fn placeholder(
     let x = before_it.last().map_or(hit.x0, |h| h.x1.saturating_sub(1));
     let row = (depth - state.scroll) as u16;
     let y = match state.orientation {
-        crate::ui::flame_state::Orientation::Icicle => area.y + row,
-        crate::ui::flame_state::Orientation::Flame => area.y + area.height - 1 - row,
+        crate::ui::views::flame_state::Orientation::Icicle => area.y + row,
+        crate::ui::views::flame_state::Orientation::Flame => area.y + area.height - 1 - row,
     };
     if x < area.width {
         buf.set_stringn(

@@ -10,12 +10,12 @@
 use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};
 
-use super::Msg;
-use super::flame_state::FlameState;
-use super::loaded::Loaded;
-use super::sandwich::Sandwich;
 use crate::model::granularity::{Anchor, Granularity};
 use crate::model::{CallTree, FrameId, Profile, Transform, TransformError, TreeOptions};
+use crate::ui::Msg;
+use crate::ui::loaded::Loaded;
+use crate::ui::views::flame_state::FlameState;
+use crate::ui::views::sandwich::Sandwich;
 
 mod view;
 
@@ -28,7 +28,7 @@ pub enum Job {
         /// The granularity on screen.
         from: Granularity,
         carry: Carry,
-        orientation: super::flame_state::Orientation,
+        orientation: crate::ui::views::flame_state::Orientation,
     },
     /// The bottom-up profile and its tree.
     Invert {
@@ -65,7 +65,7 @@ pub enum Job {
         before: Vec<Transform>,
         after: Vec<Transform>,
         names: [String; 2],
-        orientation: super::flame_state::Orientation,
+        orientation: crate::ui::views::flame_state::Orientation,
     },
     /// The lint of view `id` (the top-down profile with a tree of `options`),
     /// from the samples alone, and a comparison's delta table: asked for after
@@ -157,7 +157,7 @@ fn regranulate(
     options: &crate::formats::LoadOptions,
     from: Granularity,
     carry: Carry,
-    orientation: super::flame_state::Orientation,
+    orientation: crate::ui::views::flame_state::Orientation,
 ) -> Result<Regranulated, String> {
     let started = std::time::Instant::now();
     let progress = crate::sources::input::Progress::new();
@@ -343,7 +343,7 @@ pub fn run(job: Job) -> Done {
             id,
             value: tree.options.value,
             table: crate::model::TopTable::build(&profile, &tree),
-            counts: super::table::sample_counts(&profile, &tree),
+            counts: crate::ui::views::table::sample_counts(&profile, &tree),
         },
         Job::Pair {
             key,
@@ -406,7 +406,7 @@ pub fn spawn(tx: Sender<Msg>) -> std::io::Result<Sender<Job>> {
                 let msg = match result {
                     Ok(done) => Msg::Job(Box::new(done)),
                     Err(_) => Msg::WorkerPanicked(
-                        super::terminal::take_worker_panic()
+                        crate::ui::runtime::terminal::take_worker_panic()
                             .unwrap_or_else(|| "unknown panic".into()),
                     ),
                 };
