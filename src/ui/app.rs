@@ -88,7 +88,7 @@ pub struct App {
     /// The transforms a running job will bring (what a reload must have).
     wanted_transforms: Option<Vec<Transform>>,
     /// How a comparison is shown (normalisation, noise).
-    pub diff: crate::ui::views::diff::DiffView,
+    pub diff: crate::ui::views::diff::DiffSettings,
     /// The timeline pane and the host-context logs on it.
     pub timeline: crate::ui::views::timeline::TimelineState,
     /// While two time ranges are compared: the view to go back to, and the
@@ -157,7 +157,7 @@ impl App {
             busy_since: None,
             pending_jobs: 0,
             wanted_transforms: None,
-            diff: crate::ui::views::diff::DiffView::default(),
+            diff: crate::ui::views::diff::DiffSettings::default(),
             timeline: Default::default(),
             compare_from: None,
             last_click: None,

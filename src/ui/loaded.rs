@@ -10,8 +10,13 @@ use crate::ui::views::flame_state::{FlameState, Orientation};
 use crate::ui::views::sandwich::Sandwich;
 use crate::ui::views::table::TableState;
 
-/// A profile, its tree and the place in it: what the inverted view swaps.
-pub(super) type View = (Arc<Profile>, Arc<CallTree>, FlameState);
+/// A profile, its tree and the place in it: the orientation not on screen
+/// (inverted or top-down), kept for the swap.
+pub(super) type OtherView = (Arc<Profile>, Arc<CallTree>, FlameState);
+
+/// Which linked pane a tree is for: the Loaded id, inverted or not, the
+/// active value.
+pub type PairKey = (u64, bool, usize);
 
 /// A profile ready to explore.
 pub struct Loaded {
@@ -33,7 +38,7 @@ pub struct Loaded {
     /// Whether `profile`, `tree` and `flame` hold the inverted (bottom-up) view;
     /// `alt` then holds the top-down ones, and the other way round.
     pub inverted: bool,
-    pub(super) alt: Option<Box<View>>,
+    pub(super) alt: Option<Box<OtherView>>,
     /// Changes whenever the profile or tree does: a job's result is installed
     /// only into the view it was made for.
     pub id: u64,
@@ -45,7 +50,7 @@ pub struct Loaded {
     pub pair: Option<Box<PairPane>>,
     /// The key of a `pair` tree being built on the job thread: the pane says
     /// so instead of building it on the draw thread.
-    pub pair_asked: Option<(u64, bool, usize)>,
+    pub pair_asked: Option<PairKey>,
     /// The profile lint of view `.0` (an id), worked out where the tree was
     /// built (a loader or job thread) so the draw thread need not.
     pub lint: Option<(u64, Vec<crate::model::lint::Finding>)>,
@@ -241,7 +246,7 @@ fn next_id() -> u64 {
 /// mirrors the active one.
 pub struct PairPane {
     /// What it was built for: the Loaded id, inverted or not, the active value.
-    key: (u64, bool, usize),
+    pub(super) key: PairKey,
     pub tree: CallTree,
     pub flame: crate::ui::views::flame_state::FlameState,
 }
@@ -258,7 +263,7 @@ impl Loaded {
     /// What the other side's pane is built for (the view id, inverted or
     /// not, the active value) and the options of its tree; `None` when the
     /// profile is no comparison.
-    fn pair_wanted(&self) -> Option<((u64, bool, usize), crate::model::TreeOptions)> {
+    pub(super) fn pair_wanted(&self) -> Option<(PairKey, crate::model::TreeOptions)> {
         let meta = self.profile.meta.diff.as_deref()?;
         let side = meta.side_of(self.tree.options.value)?;
         let key = (self.id, self.inverted, self.tree.options.value);
@@ -270,26 +275,9 @@ impl Loaded {
         Some((key, options))
     }
 
-    /// The job that builds the other side's pane, unless it is built or
-    /// asked for already.
-    pub(super) fn job_pair(&mut self) -> Option<crate::ui::runtime::jobs::Job> {
-        let (key, options) = self.pair_wanted()?;
-        if self.pair.as_ref().is_some_and(|p| p.key == key) || self.pair_asked == Some(key) {
-            return None;
-        }
-        self.pair_asked = Some(key);
-        // The stale pane goes now: two are never held at once.
-        self.pair = None;
-        Some(crate::ui::runtime::jobs::Job::Pair {
-            key,
-            profile: self.profile.clone(),
-            options,
-        })
-    }
-
     /// A pane tree from the job thread: kept when the view is still the one
     /// it was built for.
-    pub(super) fn install_pair(&mut self, key: (u64, bool, usize), tree: CallTree) -> bool {
+    pub(super) fn install_pair(&mut self, key: PairKey, tree: CallTree) -> bool {
         if self.pair_asked == Some(key) {
             self.pair_asked = None;
         }

@@ -5,7 +5,6 @@
 pub mod diff;
 pub mod flame;
 pub mod flame_state;
-pub mod heatmap;
 pub mod sandwich;
 pub mod table;
 pub mod timeline;

@@ -2,7 +2,7 @@
 //! sending a job (or running it here without a job thread) and taking its
 //! result in.
 
-use super::{App, Phase, View};
+use super::{App, Loaded, Phase, View};
 use crate::model::Transform;
 use crate::ui::chrome::keymap::Action;
 use crate::ui::runtime::jobs::{Done, Job, run};
@@ -149,7 +149,7 @@ impl App {
             return;
         }
         let job = match &mut self.phase {
-            Phase::Ready(l) => l.job_pair(),
+            Phase::Ready(l) => pair_job(l),
             Phase::Loading { .. } => None,
         };
         if let Some(job) = job {
@@ -198,4 +198,22 @@ impl App {
             }
         }
     }
+}
+
+/// The job that builds the other side's pane of `l`, unless it is built or
+/// asked for already. Here, not in `loaded`: jobs use the view, never the
+/// other way round.
+fn pair_job(l: &mut Loaded) -> Option<Job> {
+    let (key, options) = l.pair_wanted()?;
+    if l.pair.as_ref().is_some_and(|p| p.key == key) || l.pair_asked == Some(key) {
+        return None;
+    }
+    l.pair_asked = Some(key);
+    // The stale pane goes now: two are never held at once.
+    l.pair = None;
+    Some(Job::Pair {
+        key,
+        profile: l.profile.clone(),
+        options,
+    })
 }

@@ -12,7 +12,7 @@ use crate::output::{human, percent, value_grouped};
 use crate::ui::app::{App, Loaded, SearchState, View};
 use crate::ui::chrome::keymap::Action;
 use crate::ui::chrome::text::{fit, fit_left};
-use crate::ui::views::diff::{DeltaView, DiffView};
+use crate::ui::views::diff::{DeltaView, DiffSettings};
 use crate::ui::views::flame::{DiffPaint, FlameView, ROOT_LABEL};
 use crate::ui::views::table::TableView;
 
@@ -73,7 +73,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
             app.timeline.refresh_flags(loaded);
             let flags = app.timeline.flags.clone();
             app.lint.refresh(loaded);
-            let cx = Context {
+            let cx = DrawContext {
                 flags: &flags,
                 source: &app.source_name,
                 theme: &app.theme,
@@ -96,7 +96,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
 }
 
 /// Everything but the profile that a loaded screen shows.
-struct Context<'a> {
+struct DrawContext<'a> {
     source: &'a str,
     theme: &'a crate::ui::chrome::theme::Theme,
     help_key: &'a str,
@@ -106,7 +106,7 @@ struct Context<'a> {
     live: Option<&'a crate::ui::runtime::live::Live>,
     /// What the job thread is doing.
     busy: Option<&'a str>,
-    diff: &'a DiffView,
+    diff: &'a DiffSettings,
     /// What the host logs say about the window on screen.
     flags: &'a [crate::timeline::flags::Flag],
     /// The prompt row: a question (export to?) or the last command's word.
@@ -119,7 +119,7 @@ fn draw_loaded(
     frame: &mut Frame,
     area: Rect,
     l: &mut Loaded,
-    cx: &Context,
+    cx: &DrawContext,
     timeline: &mut crate::ui::views::timeline::TimelineState,
 ) {
     let (theme, search, view, show_detail) = (cx.theme, cx.search, cx.view, cx.show_detail);
@@ -187,7 +187,7 @@ fn draw_loaded(
         let [g, t] = Layout::vertical([Constraint::Min(3), Constraint::Length(h)]).areas(graph);
         let value = l.tree.options.value;
         let range = l.time_window();
-        let pane = crate::ui::views::timeline::Pane {
+        let pane = crate::ui::views::timeline::TimelineData {
             profile: l.loaded_profile(),
             value,
             range,

@@ -85,7 +85,7 @@ pub enum Job {
     /// The other side's tree of the linked before | after view (`key` as in
     /// `PairPane`), so that `|` and `t` draw at once and the pane follows.
     Pair {
-        key: (u64, bool, usize),
+        key: crate::ui::loaded::PairKey,
         profile: Arc<Profile>,
         options: TreeOptions,
     },
@@ -135,7 +135,7 @@ pub enum Done {
         delta: Option<crate::model::diff::DeltaTable>,
     },
     Paired {
-        key: (u64, bool, usize),
+        key: crate::ui::loaded::PairKey,
         tree: CallTree,
     },
     Tabled {

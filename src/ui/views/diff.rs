@@ -18,7 +18,7 @@ use crate::ui::chrome::theme::{ColorDepth, Theme};
 
 /// The viewer's comparison settings (kept across reloads and views).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DiffView {
+pub struct DiffSettings {
     pub norm: Norm,
     /// Draw changes within sampling noise as unchanged, and leave them out of
     /// the delta table.
@@ -145,7 +145,7 @@ pub fn status_text(
 pub fn header_text(
     profile: &Profile,
     tree: &CallTree,
-    view: &DiffView,
+    view: &DiffSettings,
     table: bool,
 ) -> Option<String> {
     let meta = profile.meta.diff.as_deref()?;
@@ -250,7 +250,7 @@ impl DeltaState {
 
     /// Builds the table from `tree` (a diff side of `profile`), sorted and
     /// filtered as `view` says.
-    pub fn ensure(&mut self, profile: &Profile, tree: &CallTree, view: &DiffView) {
+    pub fn ensure(&mut self, profile: &Profile, tree: &CallTree, view: &DiffSettings) {
         if self.table.is_none() {
             // Usually here already: the view's lint job builds it after the
             // first frame ([`DeltaState::offer`]).
@@ -319,7 +319,7 @@ pub struct DeltaView<'a> {
     /// The tree shown in the flame view (a diff side).
     pub tree: &'a CallTree,
     pub theme: &'a Theme,
-    pub view: &'a DiffView,
+    pub view: &'a DiffSettings,
 }
 
 impl StatefulWidget for DeltaView<'_> {

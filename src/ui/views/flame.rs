@@ -10,7 +10,7 @@ use crate::model::search::Matches;
 use crate::model::{CallTree, NOISE_SAMPLES, NodeId, Profile};
 use crate::ui::chrome::text::fit;
 use crate::ui::chrome::theme::{ColorDepth, Theme};
-use crate::ui::views::flame_state::{FlameState, Hit, Orientation};
+use crate::ui::views::flame_state::{FlameHit, FlameState, Orientation};
 
 /// The label of the synthetic root.
 pub const ROOT_LABEL: &str = "all";
@@ -90,7 +90,7 @@ impl StatefulWidget for FlameView<'_> {
                     Role::Plain
                 };
                 self.draw_frame(buf, node, area.x + c0, area.x + c1, y, role);
-                state.layout.push(Hit {
+                state.layout.push(FlameHit {
                     node,
                     depth,
                     x0: c0,

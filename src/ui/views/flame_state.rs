@@ -17,7 +17,7 @@ pub enum Orientation {
 
 /// One frame as drawn: its row depth (relative to the zoom root) and columns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Hit {
+pub struct FlameHit {
     pub node: NodeId,
     pub depth: usize,
     pub x0: u16,
@@ -36,7 +36,7 @@ pub struct FlameState {
     /// Rows the graph had when last drawn.
     pub rows: usize,
     /// Frames drawn last time, for navigation and mouse hits.
-    pub layout: Vec<Hit>,
+    pub layout: Vec<FlameHit>,
     /// Column offset of the graph area, for mouse hits.
     pub origin: (u16, u16),
     /// Whether the last draw had frames deeper than the screen.

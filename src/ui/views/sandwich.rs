@@ -18,7 +18,7 @@ use crate::ui::views::flame::FlameView;
 use crate::ui::views::flame_state::{FlameState, Orientation};
 
 /// One half of the sandwich.
-pub struct Pane {
+pub struct SandwichPane {
     pub profile: Profile,
     pub tree: CallTree,
     pub flame: FlameState,
@@ -26,8 +26,8 @@ pub struct Pane {
     pub home: NodeId,
 }
 
-impl Pane {
-    fn new(profile: Profile, options: &TreeOptions, orientation: Orientation) -> Pane {
+impl SandwichPane {
+    fn new(profile: Profile, options: &TreeOptions, orientation: Orientation) -> SandwichPane {
         let tree = CallTree::build(
             &profile,
             TreeOptions {
@@ -39,7 +39,7 @@ impl Pane {
         let mut flame = FlameState::new(orientation);
         flame.zoom = home;
         flame.select(&tree, &profile, home);
-        Pane {
+        SandwichPane {
             profile,
             tree,
             flame,
@@ -84,8 +84,8 @@ pub enum Side {
 pub struct Sandwich {
     /// The function, as a frame of the top-down profile (frames are shared).
     pub function: FrameId,
-    pub callers: Pane,
-    pub callees: Pane,
+    pub callers: SandwichPane,
+    pub callees: SandwichPane,
     pub active: Side,
     /// Weight through the function, and of the whole profile.
     pub through: i64,
@@ -95,8 +95,9 @@ pub struct Sandwich {
 impl Sandwich {
     /// Callers and callees of `f` in `profile`, weighted as `options` say.
     pub fn build(profile: &Profile, options: &TreeOptions, f: FrameId, all: i64) -> Sandwich {
-        let callers = Pane::new(sandwich::callers(profile, f), options, Orientation::Flame);
-        let callees = Pane::new(sandwich::callees(profile, f), options, Orientation::Icicle);
+        let callers = SandwichPane::new(sandwich::callers(profile, f), options, Orientation::Flame);
+        let callees =
+            SandwichPane::new(sandwich::callees(profile, f), options, Orientation::Icicle);
         let through = callees.tree.total(NodeId::ROOT);
         Sandwich {
             function: f,
@@ -108,14 +109,14 @@ impl Sandwich {
         }
     }
 
-    pub fn pane(&self) -> &Pane {
+    pub fn pane(&self) -> &SandwichPane {
         match self.active {
             Side::Callers => &self.callers,
             Side::Callees => &self.callees,
         }
     }
 
-    pub fn pane_mut(&mut self) -> &mut Pane {
+    pub fn pane_mut(&mut self) -> &mut SandwichPane {
         match self.active {
             Side::Callers => &mut self.callers,
             Side::Callees => &mut self.callees,

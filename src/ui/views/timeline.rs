@@ -7,6 +7,8 @@
 //! colours and without colour), the value at the cursor. The cursor column is
 //! drawn reversed; columns outside the active time range are dimmed.
 
+pub mod heatmap;
+
 use std::sync::Arc;
 
 use ratatui::buffer::Buffer;
@@ -82,13 +84,13 @@ pub struct TimelineState {
     /// Show the subsecond heat map instead of the strips.
     pub show_heat: bool,
     /// Where the last draw put the time axis, for the mouse.
-    pub hit: Option<Hit>,
+    pub hit: Option<TimeHit>,
     /// A samples row per thread (the busiest few) under the total.
     pub per_thread: bool,
     /// The last per-thread rows, for which profile, value and width.
     threads: Option<(CacheKey, Vec<(String, Histogram)>)>,
     /// The last heat map grid: for which profile, value and rows.
-    pub heat: Option<(CacheKey, crate::ui::views::heatmap::Grid)>,
+    pub heat: Option<(CacheKey, heatmap::Grid)>,
     /// The profile window at the last draw.
     pub window: Option<(u64, u64)>,
     /// The window and wall-clock offset of one profile (by address): a scan
@@ -255,7 +257,7 @@ fn block(v: f64, scale: f64) -> char {
 
 /// The last drawn time axis: which cells map to which times.
 #[derive(Clone, Copy, Debug)]
-pub struct Hit {
+pub struct TimeHit {
     /// The axis's first column and the grid's first row.
     pub x0: u16,
     pub y0: u16,
@@ -268,7 +270,7 @@ pub struct Hit {
     pub heat: Option<(usize, usize)>,
 }
 
-impl Hit {
+impl TimeHit {
     /// The time under the cell (col, row), if it is on the axis.
     pub fn time_at(&self, col: u16, row: u16) -> Option<u64> {
         if col < self.x0 || col >= self.x0 + self.cols || row < self.y0.saturating_sub(1) {
@@ -316,7 +318,7 @@ impl TimelineState {
 /// What the pane draws from: the profile as loaded (uncut), the value
 /// column shown, the active time range, the theme.
 #[derive(Clone, Copy)]
-pub struct Pane<'a> {
+pub struct TimelineData<'a> {
     pub profile: &'a Arc<Profile>,
     pub value: usize,
     pub range: Option<Window>,
@@ -326,8 +328,8 @@ pub struct Pane<'a> {
 }
 
 /// Draws the pane into `area` of `buf`: the strips, or the heat map.
-pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
-    let Pane {
+pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &TimelineData) {
+    let TimelineData {
         profile,
         value,
         range,
@@ -352,7 +354,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
     st.window = Some((lo, hi));
     st.col_ns = ((hi - lo) / cols as u64).max(1);
     if st.show_heat {
-        crate::ui::views::heatmap::draw(buf, area, st, pane);
+        heatmap::draw(buf, area, st, pane);
         return;
     }
     st.step_small_ns = st.col_ns;
@@ -363,7 +365,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
     };
     let cur_col = hist.bucket_of(cursor);
     let x0 = area.x + LABEL_W;
-    st.hit = Some(Hit {
+    st.hit = Some(TimeHit {
         x0,
         y0: area.y + 1,
         cols: cols as u16,

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
-use super::{Context, amount, breadcrumb, selected_name};
+use super::{DrawContext, amount, breadcrumb, selected_name};
 use crate::host::sanitize::sanitize;
 use crate::model::{NOISE_SAMPLES, NodeId};
 use crate::output::percent;
@@ -24,7 +24,7 @@ const MAX_SHARE: u16 = 45;
 pub(super) fn width(
     l: &Loaded,
     theme: &crate::ui::chrome::theme::Theme,
-    cx: &Context,
+    cx: &DrawContext,
     room: u16,
 ) -> u16 {
     let natural = lines(l, theme, cx)
@@ -52,7 +52,7 @@ pub(super) fn draw_detail(
     area: Rect,
     l: &Loaded,
     theme: &crate::ui::chrome::theme::Theme,
-    cx: &Context,
+    cx: &DrawContext,
 ) {
     let inner_w = usize::from(area.width.saturating_sub(2)).max(1);
     let rows: Vec<Line> = lines(l, theme, cx)
@@ -80,7 +80,7 @@ pub(super) fn draw_detail(
 fn lines(
     l: &Loaded,
     theme: &crate::ui::chrome::theme::Theme,
-    cx: &Context,
+    cx: &DrawContext,
 ) -> Vec<(Line<'static>, Fit)> {
     let diff = cx.diff;
     let v = l.shown();

@@ -8,7 +8,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{Context, total_label, unicode_cols};
+use super::{DrawContext, total_label, unicode_cols};
 use crate::host::sanitize::sanitize;
 use crate::model::{ChildOrder, NodeId, Unit, ValueType};
 use crate::output::human;
@@ -131,7 +131,7 @@ impl<'a> Header<'a> {
 }
 
 /// The header's spans of `l`: what the view is, then its notices.
-pub(super) fn header<'a>(l: &'a Loaded, cx: &Context<'a>) -> Header<'a> {
+pub(super) fn header<'a>(l: &'a Loaded, cx: &DrawContext<'a>) -> Header<'a> {
     let (source, theme, help_key, live) = (cx.source, cx.theme, cx.help_key, cx.live);
     let p = &l.profile;
     let vt = &p.value_types[l.tree.options.value];

@@ -158,7 +158,7 @@ fn placeholder(
         below = p;
     }
     let name_of = |n: NodeId| tree.frame(profile, n).map(|f| profile.frames.raw(f));
-    let mut kids: Vec<&crate::ui::views::flame_state::Hit> = state
+    let mut kids: Vec<&crate::ui::views::flame_state::FlameHit> = state
         .layout
         .iter()
         .filter(|h| h.depth == depth && tree.parent(profile, h.node) == Some(anchor))

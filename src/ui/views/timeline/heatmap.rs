@@ -11,9 +11,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
+use super::{TimelineData, TimelineState};
 use crate::model::Profile;
 use crate::ui::chrome::text::fit;
-use crate::ui::views::timeline::{Pane, TimelineState};
 
 const SHADES: [char; 6] = [' ', '·', '░', '▒', '▓', '█'];
 const LABEL_W: u16 = 7;
@@ -62,8 +62,8 @@ impl Grid {
 }
 
 /// Draws the heat map in `area` (a title row, then the grid).
-pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
-    let Pane {
+pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &TimelineData) {
+    let TimelineData {
         profile,
         value,
         range,
@@ -79,7 +79,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
         .into_iter()
         .find(|&r| r <= room)
         .unwrap_or(1);
-    let key = (crate::ui::views::timeline::identity(profile), value, rows);
+    let key = (super::identity(profile), value, rows);
     if st
         .heat
         .as_ref()
@@ -99,7 +99,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, st: &mut TimelineState, pane: &Pane) {
     let first = cs
         .saturating_sub(cols / 2)
         .min(grid.seconds.saturating_sub(cols));
-    st.hit = Some(crate::ui::views::timeline::Hit {
+    st.hit = Some(super::TimeHit {
         x0: area.x + LABEL_W,
         y0: area.y + 1,
         cols: cols as u16,
