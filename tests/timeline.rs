@@ -7,14 +7,14 @@ mod common;
 
 use std::time::Duration;
 
-use ember::context::{Clock, ContextKind, ContextSource, Entity, Interval, Metric, Series};
+use ember::context::Clock;
 use ember::model::{Profile, Transform};
 use ember::ui::app::{App, Loaded, Phase, View};
 use ember::ui::chrome::keymap::{Action, Keymap};
 use ember::ui::chrome::theme::{ColorDepth, Theme};
 use ember::ui::views::flame_state::Orientation;
 
-use common::{default_tree, screen_of};
+use common::{default_tree, log, screen_of};
 
 const NS: u64 = 1_000_000_000;
 
@@ -112,31 +112,6 @@ fn the_keys_say_why_when_they_cannot_act() {
         Some("this profile records no sample times")
     );
     assert!(loaded(&untimed).transforms.is_empty());
-}
-
-/// A vmstat-like log of `wa` values, one report a second from `start_ns`.
-fn log(name: &str, start_ns: i64, wa: &[f32]) -> ContextSource {
-    ContextSource {
-        name: name.into(),
-        kind: ContextKind::Vmstat,
-        host: None,
-        n_cpus: Some(2),
-        clock: Clock::Relative,
-        intervals: (0..wa.len() as i64)
-            .map(|i| Interval {
-                end_ns: start_ns + (i + 1) * NS as i64,
-                len_ns: NS as i64,
-                since_boot: false,
-                line: i as u32 + 3,
-            })
-            .collect(),
-        series: vec![Series {
-            metric: Metric::CpuIowait,
-            entity: Entity::System,
-            values: wa.to_vec(),
-        }],
-        warnings: vec![],
-    }
 }
 
 #[test]

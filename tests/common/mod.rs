@@ -252,3 +252,29 @@ pub fn gunzip_text(path: &Path) -> String {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text
 }
+
+#[allow(dead_code)]
+/// A vmstat-like log of `wa` values, one report a second from `start_ns`.
+pub fn log(name: &str, start_ns: i64, wa: &[f32]) -> ember::context::ContextSource {
+    ember::context::ContextSource {
+        name: name.into(),
+        kind: ember::context::ContextKind::Vmstat,
+        host: None,
+        n_cpus: Some(2),
+        clock: ember::context::Clock::Relative,
+        intervals: (0..wa.len() as i64)
+            .map(|i| ember::context::Interval {
+                end_ns: start_ns + (i + 1) * 1_000_000_000i64,
+                len_ns: 1_000_000_000i64,
+                since_boot: false,
+                line: i as u32 + 3,
+            })
+            .collect(),
+        series: vec![ember::context::Series {
+            metric: ember::context::Metric::CpuIowait,
+            entity: ember::context::Entity::System,
+            values: wa.to_vec(),
+        }],
+        warnings: vec![],
+    }
+}
