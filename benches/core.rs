@@ -16,7 +16,6 @@ use ember::model::{CallTree, TopTable, Transform, TreeOptions};
 use ember::sources::input::{Progress, Source};
 use ember::ui::app::{App, Loaded, Phase};
 use ember::ui::chrome::keymap::{Action, Keymap};
-use ember::ui::chrome::panels;
 use ember::ui::chrome::theme::{ColorDepth, Theme};
 use ember::ui::views::flame_state::Orientation;
 use ratatui::Terminal;
@@ -80,7 +79,7 @@ fn redraw(profile: ember::model::Profile, tree: CallTree) -> anyhow::Result<()> 
         Orientation::Icicle,
     );
     let mut term = Terminal::new(TestBackend::new(200, 50))?;
-    term.draw(|f| panels::draw(f, &mut app))?;
+    ember::ui::draw_frame(&mut term, &mut app)?;
     let keys = [
         ("move down", Action::MoveDown),
         ("move right", Action::MoveRight),
@@ -108,7 +107,7 @@ fn redraw(profile: ember::model::Profile, tree: CallTree) -> anyhow::Result<()> 
             };
             let t = Instant::now();
             app.update(a);
-            term.draw(|f| panels::draw(f, &mut app))?;
+            ember::ui::draw_frame(&mut term, &mut app)?;
             times.push(t.elapsed());
         }
         println!("  key {name:<12} median {}", ms(median(times)));
@@ -121,7 +120,7 @@ fn redraw(profile: ember::model::Profile, tree: CallTree) -> anyhow::Result<()> 
     for _ in 0..11 {
         let t = Instant::now();
         app.update(Action::Sandwich);
-        term.draw(|f| panels::draw(f, &mut app))?;
+        ember::ui::draw_frame(&mut term, &mut app)?;
         times.push(t.elapsed());
         app.update(Action::Unzoom);
     }

@@ -19,7 +19,6 @@ use ember::model::{CallTree, TreeOptions};
 use ember::sources::input::{Progress, Source};
 use ember::ui::app::{App, Loaded, Phase};
 use ember::ui::chrome::keymap::{Action, Keymap};
-use ember::ui::chrome::panels;
 use ember::ui::chrome::theme::{ColorDepth, Theme};
 use ember::ui::views::flame_state::Orientation;
 use ratatui::Terminal;
@@ -123,11 +122,11 @@ fn redraw(profile: ember::model::Profile, tree: CallTree) -> anyhow::Result<()> 
         Orientation::Icicle,
     );
     let mut term = Terminal::new(TestBackend::new(200, 50))?;
-    term.draw(|f| panels::draw(f, &mut app))?;
+    ember::ui::draw_frame(&mut term, &mut app)?;
     for view in ["differential", "linked"] {
         if view == "linked" {
             app.update(Action::SplitPanes);
-            term.draw(|f| panels::draw(f, &mut app))?;
+            ember::ui::draw_frame(&mut term, &mut app)?;
         }
         let keys = [
             ("move down", Action::MoveDown),
@@ -148,7 +147,7 @@ fn redraw(profile: ember::model::Profile, tree: CallTree) -> anyhow::Result<()> 
                 };
                 let t = Instant::now();
                 app.update(a);
-                term.draw(|f| panels::draw(f, &mut app))?;
+                ember::ui::draw_frame(&mut term, &mut app)?;
                 times.push(t.elapsed());
             }
             println!("  {view} key {name:<11} median {}", ms(median(times)));

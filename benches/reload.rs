@@ -22,7 +22,6 @@ use ember::sources::input::Progress;
 use ember::ui::Msg;
 use ember::ui::app::{App, Phase};
 use ember::ui::chrome::keymap::Keymap;
-use ember::ui::chrome::panels;
 use ember::ui::chrome::theme::{ColorDepth, Theme};
 use ember::ui::runtime::live::{self, Reload, Settings};
 use ember::ui::views::flame_state::Orientation;
@@ -82,7 +81,7 @@ fn main() -> anyhow::Result<()> {
         Settings::default(),
     )?);
     app.reloaded(next_view(&rx)?);
-    term.draw(|f| panels::draw(f, &mut app))?;
+    ember::ui::draw_frame(&mut term, &mut app)?;
     let first = t.elapsed();
     println!("{file}: {} MB; first view {}", bytes.len() >> 20, ms(first));
 
@@ -94,7 +93,7 @@ fn main() -> anyhow::Result<()> {
         let t = Instant::now();
         let r = next_view(&rx)?;
         app.reloaded(r);
-        term.draw(|f| panels::draw(f, &mut app))?;
+        ember::ui::draw_frame(&mut term, &mut app)?;
         appends.push(t.elapsed());
     }
     println!(
@@ -116,7 +115,7 @@ fn main() -> anyhow::Result<()> {
     let received = t.elapsed();
     app.reloaded(r);
     let applied = t.elapsed();
-    term.draw(|f| panels::draw(f, &mut app))?;
+    ember::ui::draw_frame(&mut term, &mut app)?;
     println!(
         "  rename-over -> drawn     {}  (view received {}, applied {}; first view {})",
         ms(t.elapsed()),

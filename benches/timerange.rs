@@ -24,7 +24,6 @@ use ember::sources::input::{Progress, Source};
 use ember::timeline::{Histogram, align, flags::flags, profile_window};
 use ember::ui::app::{App, Loaded, Phase};
 use ember::ui::chrome::keymap::{Action, Keymap};
-use ember::ui::chrome::panels;
 use ember::ui::chrome::theme::{ColorDepth, Theme};
 use ember::ui::views::flame_state::Orientation;
 use ratatui::Terminal;
@@ -192,7 +191,7 @@ fn main() -> anyhow::Result<()> {
     );
     app.contexts_read(vec![Ok(day)]);
     let mut term = Terminal::new(TestBackend::new(200, 50))?;
-    term.draw(|f| panels::draw(f, &mut app))?;
+    ember::ui::draw_frame(&mut term, &mut app)?;
     let mut keys = Vec::new();
     for i in 0..runs.max(10) {
         let t = Instant::now();
@@ -201,7 +200,7 @@ fn main() -> anyhow::Result<()> {
         } else {
             Action::TimeLeft
         });
-        term.draw(|f| panels::draw(f, &mut app))?;
+        ember::ui::draw_frame(&mut term, &mut app)?;
         keys.push(t.elapsed());
     }
     println!(

@@ -504,6 +504,16 @@ fn stdin_is_file() -> bool {
         .is_ok_and(|m| m.is_file())
 }
 
+/// Draws one frame of `app`: what the frame needs is made ready first
+/// ([`App::prepare_frame`]), then the panels draw it. The one way to draw.
+pub fn draw_frame<B: ratatui::backend::Backend>(
+    term: &mut ratatui::Terminal<B>,
+    app: &mut App,
+) -> Result<(), B::Error> {
+    app.prepare_frame();
+    term.draw(|f| chrome::panels::draw(f, app)).map(|_| ())
+}
+
 enum Exit {
     Quit,
     Signal(i32),
@@ -517,7 +527,7 @@ fn event_loop(
     let mut trace = runtime::trace::Trace::from_env(&app.inputs);
     loop {
         if app.dirty {
-            term.draw(|f| chrome::panels::draw(f, app))?;
+            draw_frame(term, app)?;
             app.dirty = false;
             let busy = app.busy.as_deref().unwrap_or("-");
             trace.line(format_args!("frame busy={busy}"));

@@ -16,7 +16,6 @@ use ember::model::NodeId;
 use ember::sources::input::{Progress, Source};
 use ember::ui::app::{App, Loaded, Phase, View};
 use ember::ui::chrome::keymap::{Action, Keymap};
-use ember::ui::chrome::panels;
 use ember::ui::chrome::theme::{ColorDepth, Theme};
 use ember::ui::views::flame_state::Orientation;
 use ratatui::Terminal;
@@ -54,7 +53,7 @@ fn app_of_diff(sides: [&Source; 2], select: &[&str], depth: ColorDepth) -> App {
 fn draw(app: &mut App, w: u16, h: u16) -> (String, ratatui::buffer::Buffer) {
     let text = common::screen_of(app, w, h);
     let mut term = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
-    term.draw(|f| panels::draw(f, app)).expect("draw");
+    ember::ui::draw_frame(&mut term, app).expect("draw");
     (text, term.backend().buffer().clone())
 }
 

@@ -11,7 +11,6 @@ use std::time::Duration;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ember::ui::app::{App, Loaded, Phase};
 use ember::ui::chrome::keymap::Keymap;
-use ember::ui::chrome::panels;
 use ember::ui::chrome::theme::{ColorDepth, Theme};
 use ember::ui::views::flame_state::Orientation;
 use ratatui::Terminal;
@@ -38,7 +37,7 @@ fn app(input: &Path) -> App {
 
 fn screen(app: &mut App) -> String {
     let mut term = Terminal::new(TestBackend::new(100, 20)).unwrap();
-    term.draw(|f| panels::draw(f, app)).unwrap();
+    ember::ui::draw_frame(&mut term, app).unwrap();
     let buf = term.backend().buffer();
     (0..buf.area.height)
         .map(|y| {

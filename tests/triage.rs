@@ -10,7 +10,6 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ember::model::{NodeId, SortKey};
 use ember::ui::app::{App, Loaded, Phase, View};
 use ember::ui::chrome::keymap::{Action, Keymap};
-use ember::ui::chrome::panels;
 use ember::ui::chrome::theme::{ColorDepth, Theme};
 use ember::ui::views::flame_state::Orientation;
 use ratatui::Terminal;
@@ -40,7 +39,7 @@ fn app() -> App {
 
 fn draw(app: &mut App) -> String {
     let mut term = Terminal::new(TestBackend::new(100, 20)).unwrap();
-    term.draw(|f| panels::draw(f, app)).unwrap();
+    ember::ui::draw_frame(&mut term, app).unwrap();
     let buf = term.backend().buffer();
     (0..buf.area.height)
         .map(|y| {
@@ -398,7 +397,7 @@ fn the_sandwich_draws_at_any_size_without_panicking() {
         (200, 8),
     ] {
         let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-        term.draw(|f| panels::draw(f, &mut app)).unwrap();
+        ember::ui::draw_frame(&mut term, &mut app).unwrap();
         app.update(Action::MoveUp);
     }
     // Still in the sandwich, on a real frame of one of its panes.

@@ -14,7 +14,6 @@ use ember::model::NodeId;
 use ember::sources::input::Progress;
 use ember::ui::app::{App, Loaded, Phase};
 use ember::ui::chrome::keymap::{Action, Keymap};
-use ember::ui::chrome::panels;
 use ember::ui::chrome::theme::{ColorDepth, Theme};
 use ember::ui::views::flame_state::{FlameState, Orientation};
 use ratatui::Terminal;
@@ -97,7 +96,7 @@ fn history(app: &mut App) -> Vec<String> {
 /// Draws the whole screen at `w`x`h` and returns its rows as text.
 fn render(app: &mut App, w: u16, h: u16) -> Vec<String> {
     let mut term = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
-    term.draw(|f| panels::draw(f, app)).expect("draw");
+    ember::ui::draw_frame(&mut term, app).expect("draw");
     let buf = term.backend().buffer();
     (0..buf.area.height)
         .map(|y| {
@@ -645,7 +644,7 @@ fn noise_level_frames_are_dimmed() {
     text.push_str("main;rare 30\n");
     let mut app = app_from(text.as_bytes(), Orientation::Icicle);
     let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
-    term.draw(|f| panels::draw(f, &mut app)).unwrap();
+    ember::ui::draw_frame(&mut term, &mut app).unwrap();
     let buf = term.backend().buffer();
     let find = |name: &str| {
         (0..buf.area.height)

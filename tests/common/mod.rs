@@ -207,8 +207,7 @@ pub fn screen_of(app: &mut ember::ui::app::App, w: u16, h: u16) -> String {
     use unicode_width::UnicodeWidthStr;
     let mut term =
         ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("test terminal");
-    term.draw(|f| ember::ui::chrome::panels::draw(f, app))
-        .expect("draw");
+    ember::ui::draw_frame(&mut term, app).expect("draw");
     let buf = term.backend().buffer().clone();
     let rows: Vec<String> = (0..h)
         .map(|y| {

@@ -51,6 +51,27 @@ impl App {
         self.search.rerun(&l.profile.frames);
     }
 
+    /// Makes ready what the next frame draws, so drawing only reads state:
+    /// the search coverage, the host flags of the range, the lint's words,
+    /// and the function or delta table when it is the view. Cheap when all is
+    /// up to date. [`crate::ui::draw_frame`] calls it before every draw.
+    pub fn prepare_frame(&mut self) {
+        self.refresh_coverage();
+        let Phase::Ready(l) = &mut self.phase else {
+            return;
+        };
+        self.timeline.refresh_flags(l);
+        self.lint.refresh(l);
+        if self.view == View::Table {
+            let l = &mut **l;
+            if l.profile.meta.diff.is_some() {
+                l.delta.ensure(&l.profile, &l.tree, &self.diff);
+            } else {
+                l.table.ensure(&l.profile, &l.tree);
+            }
+        }
+    }
+
     /// Brings the search coverage up to date with the zoom; cheap when it is.
     pub fn refresh_coverage(&mut self) {
         let Phase::Ready(l) = &self.phase else {

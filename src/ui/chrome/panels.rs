@@ -48,8 +48,9 @@ use detail::draw_detail;
 use screens::{draw_help, draw_loading};
 
 /// Draws the whole screen for the current phase.
+/// What it draws was made ready by [`App::prepare_frame`]; use
+/// [`crate::ui::draw_frame`], which calls both.
 pub fn draw(frame: &mut Frame, app: &mut App) {
-    app.refresh_coverage();
     let area = frame.area();
     let help_key = app
         .keymap
@@ -70,9 +71,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
             );
         }
         crate::ui::app::Phase::Ready(loaded) => {
-            app.timeline.refresh_flags(loaded);
             let flags = app.timeline.flags.clone();
-            app.lint.refresh(loaded);
             let cx = DrawContext {
                 flags: &flags,
                 source: &app.source_name,

@@ -326,7 +326,6 @@ impl StatefulWidget for DeltaView<'_> {
     type State = DeltaState;
 
     fn render(self, area: Rect, buf: &mut Buffer, state: &mut DeltaState) {
-        state.ensure(self.profile, self.tree, self.view);
         if area.height == 0 || area.width == 0 {
             return;
         }

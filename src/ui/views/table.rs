@@ -206,7 +206,6 @@ impl StatefulWidget for TableView<'_> {
     type State = TableState;
 
     fn render(self, area: Rect, buf: &mut Buffer, state: &mut TableState) {
-        state.ensure(self.profile, self.tree);
         if area.height == 0 || area.width == 0 {
             return;
         }
