@@ -73,7 +73,7 @@ fn main() -> anyhow::Result<()> {
     let mut term = Terminal::new(TestBackend::new(200, 50))?;
     let t = Instant::now();
     app.live = Some(live::spawn_file(
-        tx,
+        ember::ui::live_report(tx),
         path.clone(),
         LoadOptions::default(),
         Progress::new(),

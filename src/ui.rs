@@ -232,7 +232,7 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
     let mut reread = None;
     let live = match (&args.watch_dir, &source) {
         (Some(dir), _) => Some(runtime::live::spawn_dir(
-            st.tx.clone(),
+            live_report(st.tx.clone()),
             dir.clone(),
             st.options,
             progress.clone(),
@@ -240,14 +240,14 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
             settings,
         )?),
         (None, Source::Stdin) if !stdin_is_file() => Some(runtime::live::spawn_stdin(
-            st.tx.clone(),
+            live_report(st.tx.clone()),
             st.options,
             progress.clone(),
             orientation,
             settings,
         )?),
         (None, Source::Path(p)) if args.watch => Some(runtime::live::spawn_file(
-            st.tx.clone(),
+            live_report(st.tx.clone()),
             p.clone(),
             st.options,
             progress.clone(),
@@ -409,7 +409,7 @@ pub fn run_diff(sources: [Source; 2], args: &ViewSettings, start: DiffStart) -> 
             let progress = Progress::new();
             live = Some(match &sources[side] {
                 Source::Path(p) => runtime::live::spawn_file(
-                    st.tx.clone(),
+                    live_report(st.tx.clone()),
                     p.clone(),
                     st.options.clone(),
                     progress.clone(),
@@ -417,7 +417,7 @@ pub fn run_diff(sources: [Source; 2], args: &ViewSettings, start: DiffStart) -> 
                     settings,
                 )?,
                 Source::Stdin => runtime::live::spawn_stdin(
-                    st.tx.clone(),
+                    live_report(st.tx.clone()),
                     st.options.clone(),
                     progress.clone(),
                     orientation,
@@ -463,7 +463,8 @@ fn drive(
     source_name: &str,
     args: &ViewSettings,
 ) -> Result<ExitCode> {
-    app.jobs = Some(runtime::jobs::spawn(tx.clone()).context("starting the job thread")?);
+    app.jobs =
+        Some(runtime::jobs::spawn(jobs_report(tx.clone())).context("starting the job thread")?);
     let outcome = {
         let mut guard =
             runtime::terminal::Guard::enter(args.mouse).context("setting up the terminal")?;
@@ -502,6 +503,36 @@ fn stdin_is_file() -> bool {
         .map(std::fs::File::from)
         .and_then(|f| f.metadata())
         .is_ok_and(|m| m.is_file())
+}
+
+impl From<runtime::live::LiveMsg> for Msg {
+    fn from(m: runtime::live::LiveMsg) -> Msg {
+        use runtime::live::LiveMsg;
+        match m {
+            LiveMsg::Reloaded(r) => Msg::Reloaded(r),
+            LiveMsg::Problem(p) => Msg::LiveProblem(p),
+            LiveMsg::Ended => Msg::LiveEnded,
+            LiveMsg::NoTime => Msg::LiveNoTime,
+            LiveMsg::LoadFailed(e) => Msg::LoadFailed(e),
+            LiveMsg::Panicked(m) => Msg::WorkerPanicked(m),
+        }
+    }
+}
+
+/// The live worker's [`runtime::live::Report`] into the event loop's channel.
+pub fn live_report(tx: Sender<Msg>) -> runtime::live::Report {
+    Arc::new(move |m| tx.send(Msg::from(m)).is_ok())
+}
+
+/// The job thread's results into the event loop's channel.
+pub fn jobs_report(tx: Sender<Msg>) -> impl Fn(runtime::jobs::JobResult) -> bool + Send + 'static {
+    move |r| {
+        tx.send(match r {
+            Ok(done) => Msg::Job(done),
+            Err(panic) => Msg::WorkerPanicked(panic),
+        })
+        .is_ok()
+    }
 }
 
 /// Draws one frame of `app`: what the frame needs is made ready first

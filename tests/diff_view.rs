@@ -363,7 +363,7 @@ fn a_followed_after_file_is_compared_with_the_baseline_as_it_grows() {
         common::load_path(&common::repo().join("tests/fixtures/diff-before.folded")).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let _live = live::spawn_file(
-        tx,
+        ember::ui::live_report(tx),
         file.clone(),
         LoadOptions::default(),
         Progress::new(),

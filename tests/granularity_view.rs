@@ -277,7 +277,7 @@ fn a_followed_file_is_read_again_by_its_worker() {
     std::fs::copy(sample("go-loganalytics.pb.gz"), &file).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let worker = live::spawn_file(
-        tx,
+        ember::ui::live_report(tx),
         file.clone(),
         LoadOptions::default(),
         Progress::new(),

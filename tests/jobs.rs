@@ -42,7 +42,7 @@ fn app_of(profile: &[u8]) -> (App, mpsc::Receiver<Msg>) {
         Orientation::Icicle,
     );
     let (tx, rx) = mpsc::channel();
-    app.jobs = Some(jobs::spawn(tx).expect("job thread"));
+    app.jobs = Some(jobs::spawn(ember::ui::jobs_report(tx)).expect("job thread"));
     (app, rx)
 }
 
@@ -300,7 +300,7 @@ fn diff_app() -> (App, mpsc::Receiver<Msg>) {
         Orientation::Icicle,
     );
     let (tx, rx) = mpsc::channel();
-    app.jobs = Some(jobs::spawn(tx).expect("job thread"));
+    app.jobs = Some(jobs::spawn(ember::ui::jobs_report(tx)).expect("job thread"));
     (app, rx)
 }
 

@@ -240,7 +240,7 @@ fn a_window_keeps_only_the_last_seconds_of_timestamped_samples() {
 fn follow(file: &std::path::Path) -> (Live, mpsc::Receiver<Msg>) {
     let (tx, rx) = mpsc::channel();
     let live = live::spawn_file(
-        tx,
+        ember::ui::live_report(tx),
         file.to_path_buf(),
         LoadOptions::default(),
         Progress::new(),
@@ -319,7 +319,8 @@ fn the_table_keeps_its_sort_and_row_across_a_reload() {
 fn live_app_with_jobs() -> (App, mpsc::Receiver<Msg>) {
     let mut app = app(true);
     let (tx, rx) = mpsc::channel();
-    app.jobs = Some(ember::ui::runtime::jobs::spawn(tx).expect("job thread"));
+    app.jobs =
+        Some(ember::ui::runtime::jobs::spawn(ember::ui::jobs_report(tx)).expect("job thread"));
     (app, rx)
 }
 

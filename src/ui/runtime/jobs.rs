@@ -12,7 +12,6 @@ use std::sync::mpsc::{self, Sender};
 
 use crate::model::granularity::{Anchor, Granularity};
 use crate::model::{CallTree, FrameId, Profile, Transform, TransformError, TreeOptions};
-use crate::ui::Msg;
 use crate::ui::loaded::Loaded;
 use crate::ui::views::flame_state::FlameState;
 use crate::ui::views::sandwich::Sandwich;
@@ -395,22 +394,25 @@ fn export_to(
     }
 }
 
-/// Starts the job thread; jobs run one at a time, in order.
-pub fn spawn(tx: Sender<Msg>) -> std::io::Result<Sender<Job>> {
+/// What the job thread hands back: a finished job, or the panic that ended one.
+pub type JobResult = Result<Box<Done>, String>;
+
+/// Starts the job thread; jobs run one at a time, in order. Each result goes
+/// to `report` (false: the viewer is gone, the thread ends); the viewer maps
+/// it into its own event type, which the jobs do not know.
+pub fn spawn(report: impl Fn(JobResult) -> bool + Send + 'static) -> std::io::Result<Sender<Job>> {
     let (job_tx, job_rx) = mpsc::channel::<Job>();
     std::thread::Builder::new()
         .name("ember-jobs".into())
         .spawn(move || {
             for job in job_rx {
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(job)));
-                let msg = match result {
-                    Ok(done) => Msg::Job(Box::new(done)),
-                    Err(_) => Msg::WorkerPanicked(
-                        crate::ui::runtime::terminal::take_worker_panic()
-                            .unwrap_or_else(|| "unknown panic".into()),
-                    ),
+                let result = match result {
+                    Ok(done) => Ok(Box::new(done)),
+                    Err(_) => Err(crate::ui::runtime::terminal::take_worker_panic()
+                        .unwrap_or_else(|| "unknown panic".into())),
                 };
-                if tx.send(msg).is_err() {
+                if !report(result) {
                     return;
                 }
             }

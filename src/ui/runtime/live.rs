@@ -22,6 +22,26 @@ use crate::ui::views::sandwich::{Sandwich, Side};
 
 pub use worker::{build, spawn_dir, spawn_file, spawn_stdin};
 
+/// What the live worker tells the viewer, through its [`Report`].
+pub enum LiveMsg {
+    /// A new view and what changed.
+    Reloaded(Box<Reload>),
+    /// The followed file is missing or unreadable right now (`None`: fine again).
+    Problem(Option<String>),
+    /// The followed stream (stdin) has ended.
+    Ended,
+    /// A sliding window was asked for but the profile has no timestamps.
+    NoTime,
+    /// The first load failed.
+    LoadFailed(crate::error::LoadError),
+    /// The worker thread panicked (its message).
+    Panicked(String),
+}
+
+/// Where the worker reports; false when the viewer is gone. The viewer maps
+/// each [`LiveMsg`] into its own event type: the worker does not know it.
+pub type Report = Arc<dyn Fn(LiveMsg) -> bool + Send + Sync>;
+
 /// The guarded value, also after a panic elsewhere (the data is plain).
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)

@@ -6,13 +6,14 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{Change, Followed, Live, LiveStatus, Mode, Reload, Settings, Wake, lock};
+use super::{
+    Change, Followed, Live, LiveMsg, LiveStatus, Mode, Reload, Report, Settings, Wake, lock,
+};
 use crate::error::LoadError;
 use crate::formats::LoadOptions;
 use crate::live::{self, Follower, Update};
 use crate::model::{CallTree, Profile, TreeOptions};
 use crate::sources::input::Progress;
-use crate::ui::Msg;
 use crate::ui::loaded::Loaded;
 use crate::ui::views::flame_state::Orientation;
 
@@ -104,7 +105,7 @@ fn sample_count(p: &Profile) -> i64 {
 
 /// The worker's loop over one followed file; returns when the UI is gone.
 struct Worker {
-    tx: Sender<Msg>,
+    tx: Report,
     wake: Receiver<Wake>,
     settings: Arc<Mutex<Settings>>,
     orientation: Orientation,
@@ -150,21 +151,21 @@ impl Worker {
         };
         self.shown_samples = Some(samples);
         self.first = false;
-        let msg = Msg::Reloaded(Box::new(Reload {
+        let msg = LiveMsg::Reloaded(Box::new(Reload {
             loaded,
             added,
             file,
             change,
             granularity: self.options.granularity,
         }));
-        if no_time && self.tx.send(Msg::LiveNoTime).is_err() {
+        if no_time && !(self.tx)(LiveMsg::NoTime) {
             return false;
         }
-        self.tx.send(msg).is_ok()
+        (self.tx)(msg)
     }
 
     fn problem(&self, text: String) -> bool {
-        self.tx.send(Msg::LiveProblem(Some(text))).is_ok()
+        (self.tx)(LiveMsg::Problem(Some(text)))
     }
 
     /// Waits for the next change; several pending ones count as one. A
@@ -235,7 +236,7 @@ impl Worker {
                     // (In a directory the next file may be good: keep waiting.)
                     if self.first && dir.is_none() && !matches!(e, LoadError::Empty { .. }) {
                         // Nothing good was ever shown: the error is the answer.
-                        let _ = self.tx.send(Msg::LoadFailed(e));
+                        let _ = (self.tx)(LiveMsg::LoadFailed(e));
                         return None;
                     }
                     // Until one good profile came there is none to fall back on.
@@ -251,7 +252,7 @@ impl Worker {
             };
             if fresh && let Some(p) = follower.take_profile() {
                 if said_problem {
-                    self.tx.send(Msg::LiveProblem(None)).ok()?;
+                    (self.tx)(LiveMsg::Problem(None)).then_some(())?;
                     said_problem = false;
                 }
                 let change = if changed && !regranulated {
@@ -301,7 +302,7 @@ impl Worker {
 
 /// A worker and the App's handle on it, before its thread starts.
 fn worker(
-    tx: Sender<Msg>,
+    tx: Report,
     options: LoadOptions,
     progress: Arc<Progress>,
     orientation: Orientation,
@@ -349,22 +350,19 @@ impl Worker {
 
 /// A worker thread's body, with a panic reported to the UI instead of leaving
 /// it waiting for a view that never comes.
-fn guarded(
-    tx: Sender<Msg>,
-    body: impl FnOnce() + Send + 'static,
-) -> impl FnOnce() + Send + 'static {
+fn guarded(tx: Report, body: impl FnOnce() + Send + 'static) -> impl FnOnce() + Send + 'static {
     move || {
         if std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).is_err() {
             let m = crate::ui::runtime::terminal::take_worker_panic()
                 .unwrap_or_else(|| "unknown panic".into());
-            let _ = tx.send(Msg::WorkerPanicked(m));
+            let _ = tx(LiveMsg::Panicked(m));
         }
     }
 }
 
 /// Follows `path` (watching its directory) on a worker thread.
 pub fn spawn_file(
-    tx: Sender<Msg>,
+    tx: Report,
     path: PathBuf,
     options: LoadOptions,
     progress: Arc<Progress>,
@@ -384,7 +382,7 @@ pub fn spawn_file(
 
 /// Follows the newest profile in `dir` on a worker thread.
 pub fn spawn_dir(
-    tx: Sender<Msg>,
+    tx: Report,
     dir: PathBuf,
     options: LoadOptions,
     progress: Arc<Progress>,
@@ -428,7 +426,7 @@ pub fn spawn_dir(
 
 /// Reads stdin as it arrives on a worker thread, showing the profile growing.
 pub fn spawn_stdin(
-    tx: Sender<Msg>,
+    tx: Report,
     options: LoadOptions,
     progress: Arc<Progress>,
     orientation: Orientation,
@@ -465,7 +463,7 @@ pub fn spawn_stdin(
             );
             match result {
                 Err(e) if worker.first => {
-                    let _ = worker.tx.send(Msg::LoadFailed(e));
+                    let _ = (worker.tx)(LiveMsg::LoadFailed(e));
                     return;
                 }
                 Err(e) => {
@@ -473,7 +471,7 @@ pub fn spawn_stdin(
                 }
                 Ok(()) => {}
             }
-            if worker.tx.send(Msg::LiveEnded).is_err() {
+            if !(worker.tx)(LiveMsg::Ended) {
                 return;
             }
             // The stream is over; mode changes still rebuild what arrived.
