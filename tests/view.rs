@@ -658,3 +658,23 @@ fn noise_level_frames_are_dimmed() {
     assert!(!dim(find("hot")));
     assert!(dim(find("rare")));
 }
+
+/// A flame key while the function table is on screen does nothing behind it:
+/// `w` (widest plateau) and `f` (orientation) in the table leave the flame
+/// view as it was when Tab brings it back.
+#[test]
+fn flame_keys_do_not_act_behind_the_table() {
+    let mut app = app();
+    select(&mut app, &["main", "run"]);
+    let orientation = app.loaded().unwrap().flame.orientation;
+    app.update(Action::ToggleView);
+    assert_eq!(app.view, ember::ui::app::View::Table);
+    app.update(Action::Widest);
+    app.update(Action::ToggleOrientation);
+    for _ in 0..2 {
+        app.update(Action::ToggleView);
+    }
+    assert_eq!(app.view, ember::ui::app::View::Flame);
+    assert_eq!(selected(&mut app), "main;run");
+    assert_eq!(app.loaded().unwrap().flame.orientation, orientation);
+}
