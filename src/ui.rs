@@ -25,7 +25,7 @@ use self::views::flame_state::Orientation;
 use crate::error::LoadError;
 use crate::formats::{self, LoadOptions};
 use crate::model::timerange::TimeSelection;
-use crate::model::{CallTree, Profile, Transform, TreeOptions};
+use crate::model::{Profile, Transform};
 use crate::output::report_warnings;
 use crate::sources::input::{Progress, Source};
 
@@ -88,15 +88,8 @@ fn build_loaded(
     };
     let transforms = crate::model::timerange::with_selection(&transforms, time, &profile)
         .map_err(|e| invalid("time range", e.to_string()))?;
-    let tree = CallTree::build(
-        &profile,
-        TreeOptions {
-            value: profile.default_value,
-            ..TreeOptions::default()
-        },
-    );
-    let loaded = Loaded::new(profile, tree, orientation, started.elapsed());
-    let mut loaded = loaded
+    let options = Loaded::default_options(&profile);
+    let mut loaded = Loaded::build(profile, options, orientation, started)
         .with_transforms(transforms)
         .map_err(|e| invalid("transform", e.to_string()))?;
     loaded.load_time = started.elapsed();

@@ -66,6 +66,29 @@ pub struct Shown<'a> {
 }
 
 impl Loaded {
+    /// The one way a profile becomes what the viewer shows: its tree for
+    /// `options` (the value type, the order), built here, and the view state
+    /// around it. The first load, live reloads and the jobs all come here; what
+    /// each applies then (transforms, a time range) is theirs.
+    pub fn build(
+        profile: impl Into<Arc<Profile>>,
+        options: TreeOptions,
+        orientation: Orientation,
+        started: std::time::Instant,
+    ) -> Loaded {
+        let profile: Arc<Profile> = profile.into();
+        let tree = CallTree::build(&profile, options);
+        Loaded::new(profile, tree, orientation, started.elapsed())
+    }
+
+    /// The options a fresh view of `profile` starts from: its default value.
+    pub fn default_options(profile: &Profile) -> TreeOptions {
+        TreeOptions {
+            value: profile.default_value,
+            ..TreeOptions::default()
+        }
+    }
+
     pub fn new(
         profile: impl Into<Arc<Profile>>,
         tree: CallTree,

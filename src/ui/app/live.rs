@@ -75,8 +75,10 @@ impl App {
             // Still stale after asking again (a transform that fails on the new
             // data): apply the user's list here.
             let base = loaded.base.take().unwrap_or_else(|| loaded.profile.clone());
-            let tree = CallTree::build(&base, loaded.tree.options.clone());
-            let mut rebuilt = Loaded::new(base, tree, self.orientation, loaded.load_time);
+            let options = loaded.tree.options.clone();
+            let mut rebuilt =
+                Loaded::build(base, options, self.orientation, std::time::Instant::now());
+            rebuilt.load_time = loaded.load_time;
             if rebuilt.apply_transforms(expected.clone()).is_ok() {
                 *loaded = rebuilt;
             }

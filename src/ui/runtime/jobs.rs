@@ -167,14 +167,8 @@ fn regranulate(
         Carry::Make { old, transforms } => Arc::new(Anchor::new(&transforms, &old, from)),
     };
     let carried = anchor.translate(&profile, to);
-    let tree = CallTree::build(
-        &profile,
-        TreeOptions {
-            value: profile.default_value,
-            ..TreeOptions::default()
-        },
-    );
-    let mut loaded = Loaded::new(profile, tree, orientation, started.elapsed());
+    let options = Loaded::default_options(&profile);
+    let mut loaded = Loaded::build(profile, options, orientation, started);
     loaded
         .apply_transforms(carried.transforms)
         .map_err(|e| format!("transform: {e}"))?;
@@ -313,18 +307,13 @@ pub fn run(job: Job) -> Done {
                     strip_hex: false,
                 };
                 let merged = crate::model::diff::merge(b, a, &opts).map_err(|e| e.to_string())?;
-                let tree = CallTree::build(
-                    &merged,
-                    TreeOptions {
-                        value: merged.default_value,
-                        ..TreeOptions::default()
-                    },
-                );
-                Ok(Box::new(Loaded::new(
+                let options = Loaded::default_options(&merged);
+                let started = std::time::Instant::now();
+                Ok(Box::new(Loaded::build(
                     merged,
-                    tree,
+                    options,
                     orientation,
-                    std::time::Duration::ZERO,
+                    started,
                 )))
             });
             Done::Compared { id, result, names }

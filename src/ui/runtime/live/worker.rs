@@ -12,7 +12,7 @@ use super::{
 use crate::error::LoadError;
 use crate::formats::LoadOptions;
 use crate::live::{self, Follower, Update};
-use crate::model::{CallTree, Profile, TreeOptions};
+use crate::model::{Profile, TreeOptions};
 use crate::sources::input::Progress;
 use crate::ui::loaded::Loaded;
 use crate::ui::views::flame_state::Orientation;
@@ -46,15 +46,12 @@ pub fn build(
         .and_then(|kind| profile.value_types.iter().position(|vt| vt.kind == *kind))
         .unwrap_or(profile.default_value)
         .min(profile.value_types.len().saturating_sub(1));
-    let tree = CallTree::build(
-        &profile,
-        TreeOptions {
-            value,
-            order: settings.order,
-            ..TreeOptions::default()
-        },
-    );
-    let mut loaded = Loaded::new(profile, tree, orientation, started.elapsed());
+    let options = TreeOptions {
+        value,
+        order: settings.order,
+        ..TreeOptions::default()
+    };
+    let mut loaded = Loaded::build(profile, options, orientation, started);
     // Transforms were checked when the user added them; one that fails anyway
     // leaves this view untransformed, and the App notices the lists differ.
     let timed = crate::model::timerange::with_selection(
