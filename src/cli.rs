@@ -19,6 +19,7 @@ mod commands;
 mod compare;
 mod input;
 mod lint;
+mod list;
 mod report;
 
 use commands::{run_convert, run_info, run_top, top_streams};
@@ -51,6 +52,7 @@ impl Cli {
             Some(Command::Top(a)) => one(&a.profile),
             Some(Command::Info(a)) => one(&a.profile),
             Some(Command::Lint(a)) => one(&a.profile),
+            Some(Command::List(a)) => one(&a.profile),
             Some(Command::Report(a)) => one(&a.profile),
             Some(Command::Convert(a)) => one(&a.profile),
             Some(Command::Diff(a)) => {
@@ -77,6 +79,7 @@ impl Cli {
             Some(Command::Top(a)) => (vec![&a.profile], &a.input, 1),
             Some(Command::Info(a)) => (vec![&a.profile], &a.input, 1),
             Some(Command::Lint(a)) => (vec![&a.profile], &a.input, 2),
+            Some(Command::List(a)) => (vec![&a.profile], &a.input, 1),
             Some(Command::Report(a)) => (vec![&a.profile], &a.input, 1),
             Some(Command::Convert(a)) => (vec![&a.profile], &a.input, 1),
             Some(Command::Diff(a)) => (vec![&a.before, &a.after], &a.compare.input, 1),
@@ -147,6 +150,9 @@ pub enum Command {
     /// Warn about a profile that misleads (debug build, broken stacks, too few
     /// samples, idle, ...): exit 1 when a warning fires, 2 when unreadable.
     Lint(LintArgs),
+    /// The per-line cost of the functions REGEX names, beside their source
+    /// (as `go tool pprof -list`), text or JSON.
+    List(list::ListArgs),
     /// A ticket-ready summary: source, duration, rate, top functions, the frame,
     /// the lint warnings (markdown, text or JSON).
     Report(ReportArgs),
@@ -412,6 +418,9 @@ pub fn run(mut cli: Cli) -> Result<ExitCode> {
         Some(Command::Convert(a)) => open_input(&mut a.profile, &mut a.input)?
             .into_iter()
             .collect(),
+        Some(Command::List(a)) => open_input(&mut a.profile, &mut a.input)?
+            .into_iter()
+            .collect(),
         Some(Command::Report(a)) => open_input(&mut a.profile, &mut a.input)?
             .into_iter()
             .collect(),
@@ -442,6 +451,7 @@ pub fn run(mut cli: Cli) -> Result<ExitCode> {
         Some(Command::Top(args)) => run_top(&args),
         Some(Command::Info(args)) => run_info(&args),
         Some(Command::Lint(args)) => run_lint(&args),
+        Some(Command::List(mut args)) => list::run_list(&mut args),
         Some(Command::Convert(args)) => run_convert(&args),
         Some(Command::Report(args)) => run_report(&args),
         Some(Command::Diff(args)) => run_diff(&args),

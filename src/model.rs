@@ -6,6 +6,7 @@ pub mod frames;
 pub mod granularity;
 pub mod invert;
 pub mod lint;
+pub mod listing;
 pub mod profile;
 pub mod recipe;
 pub mod sandwich;

@@ -12,6 +12,7 @@ use crate::sources::input::Source;
 mod context;
 pub mod diff;
 pub mod export;
+pub mod listing;
 pub mod report;
 
 pub use context::context_info;

@@ -1,0 +1,319 @@
+//! `ember list`: the routines a pattern names, each line of their source with
+//! its flat and cum beside it, laid out as `go tool pprof -list` lays it out,
+//! or as JSON. Finding the source: the path the profile records, then under
+//! each `--source-path` directory every shorter suffix of that path (less any
+//! `--trim-path` prefix), as pprof looks. A file found under a directory must
+//! stay inside it once symlinks are resolved; nothing else is read.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{human, value_grouped};
+use crate::host::sanitize::sanitize;
+use crate::model::listing::Routine;
+use crate::model::{Unit, ValueType};
+
+/// Lines shown around the first and last line with weight (pprof's margin).
+const MARGIN: u32 = 5;
+
+/// Where to look for source files.
+#[derive(Clone, Debug, Default)]
+pub struct SourceOptions {
+    pub source_paths: Vec<PathBuf>,
+    pub trim_paths: Vec<String>,
+}
+
+/// A routine's source: the file's lines, or every place that was tried.
+pub struct Source {
+    pub path: Option<PathBuf>,
+    pub lines: Vec<String>,
+    pub looked: Vec<String>,
+}
+
+/// Finds and reads `recorded` as `opts` allow.
+pub fn find_source(recorded: &str, opts: &SourceOptions) -> Source {
+    let mut looked = Vec::new();
+    let mut read = |p: &Path, inside: Option<&Path>| -> Option<Vec<String>> {
+        looked.push(p.display().to_string());
+        let real = p.canonicalize().ok()?;
+        if let Some(dir) = inside {
+            let dir = dir.canonicalize().ok()?;
+            if !real.starts_with(&dir) {
+                return None;
+            }
+        }
+        let bytes = std::fs::read(&real).ok()?;
+        let text = String::from_utf8_lossy(&bytes);
+        Some(
+            text.split('\n')
+                .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
+                .collect(),
+        )
+    };
+    let recorded_path = Path::new(recorded);
+    if let Some(lines) = read(recorded_path, None) {
+        return Source {
+            path: Some(recorded_path.to_path_buf()),
+            lines,
+            looked,
+        };
+    }
+    let mut trimmed = recorded;
+    for prefix in &opts.trim_paths {
+        if let Some(rest) = recorded.strip_prefix(prefix.as_str()) {
+            trimmed = rest;
+            break;
+        }
+    }
+    let parts: Vec<&str> = trimmed
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != "..")
+        .collect();
+    for dir in &opts.source_paths {
+        for start in 0..parts.len() {
+            let candidate = dir.join(parts[start..].join("/"));
+            if let Some(lines) = read(&candidate, Some(dir)) {
+                return Source {
+                    path: Some(candidate),
+                    lines,
+                    looked,
+                };
+            }
+        }
+    }
+    Source {
+        path: None,
+        lines: Vec::new(),
+        looked,
+    }
+}
+
+/// A value as pprof's list prints it: `.` for zero.
+fn cell(v: i64, vt: &ValueType) -> String {
+    if v == 0 {
+        return ".".into();
+    }
+    amount(v, vt)
+}
+
+fn amount(v: i64, vt: &ValueType) -> String {
+    match vt.unit {
+        Unit::Samples | Unit::Count => value_grouped(v, vt),
+        _ => human(v, vt),
+    }
+}
+
+/// Tabs to the next multiple of 4, then what a terminal may be shown.
+fn display_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\t' {
+            let pad = 4 - out.chars().count() % 4;
+            out.extend(std::iter::repeat_n(' ', pad));
+        } else {
+            out.push(c);
+        }
+    }
+    sanitize(&out).into_owned()
+}
+
+/// The lines to show of a routine: `MARGIN` either side of its weighted
+/// lines, within the file when it was found.
+fn window(r: &Routine, file_lines: Option<usize>) -> Option<(u32, u32)> {
+    let weighted: Vec<u32> = r
+        .lines
+        .iter()
+        .filter(|l| l.line > 0 && (l.flat != 0 || l.cum != 0))
+        .map(|l| l.line)
+        .collect();
+    let lo = weighted.iter().min()?.saturating_sub(MARGIN).max(1);
+    let mut hi = weighted.iter().max()? + MARGIN;
+    if let Some(n) = file_lines {
+        hi = hi.min(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+    Some((lo, hi))
+}
+
+/// The text listing, pprof's layout.
+pub fn text(
+    out: &mut dyn Write,
+    routines: &[(Routine, Source)],
+    total: i64,
+    vt: &ValueType,
+) -> io::Result<()> {
+    writeln!(out, "Total: {}", amount(total, vt))?;
+    for (r, src) in routines {
+        let file = r.file.as_deref().unwrap_or("?");
+        writeln!(
+            out,
+            "ROUTINE ======================== {} in {}",
+            sanitize(&r.function),
+            sanitize(file)
+        )?;
+        let head = |v: i64| {
+            if v == 0 {
+                "0".to_string()
+            } else {
+                amount(v, vt)
+            }
+        };
+        writeln!(
+            out,
+            "{:>10} {:>10} (flat, cum) {:.2}% of Total",
+            head(r.flat),
+            head(r.cum),
+            super::percent(r.cum, total)
+        )?;
+        let found = src.path.is_some();
+        // A file ends with a newline: its last "line" is empty, not a line.
+        let n = src
+            .lines
+            .len()
+            .saturating_sub(usize::from(src.lines.last().is_some_and(String::is_empty)));
+        let cost = |line: u32| r.lines.iter().find(|l| l.line == line);
+        if found && let Some((lo, hi)) = window(r, Some(n)) {
+            for line in lo..=hi {
+                let (flat, cum) = cost(line).map_or((0, 0), |c| (c.flat, c.cum));
+                let text = src.lines.get(line as usize - 1).map_or("", String::as_str);
+                writeln!(
+                    out,
+                    "{:>10} {:>10} {line:>7}:{}",
+                    cell(flat, vt),
+                    cell(cum, vt),
+                    display_line(text)
+                )?;
+            }
+        }
+        let past: Vec<u32> = r
+            .lines
+            .iter()
+            .filter(|l| found && l.line as usize > n)
+            .map(|l| l.line)
+            .collect();
+        if !found {
+            for l in r.lines.iter().filter(|l| l.line > 0) {
+                writeln!(
+                    out,
+                    "{:>10} {:>10} {:>7}:",
+                    cell(l.flat, vt),
+                    cell(l.cum, vt),
+                    l.line
+                )?;
+            }
+            let looked: Vec<String> = src
+                .looked
+                .iter()
+                .map(|l| sanitize(l).into_owned())
+                .collect();
+            writeln!(
+                out,
+                "  source not found: looked at {} (--source-path DIR, --trim-path PREFIX)",
+                if looked.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    looked.join(", ")
+                }
+            )?;
+        } else if !past.is_empty() {
+            writeln!(
+                out,
+                "  line {} past the end of {} ({n} lines): the file changed since the profile was taken",
+                past.iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                src.path
+                    .as_deref()
+                    .map_or_else(String::new, |p| sanitize(&p.display().to_string())
+                        .into_owned())
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `{"total", "unit", "routines": [{"function", "file", "source", "looked",
+/// "flat", "cum", "lines": [{"line", "flat", "cum", "text"}]}]}`; a line's
+/// text is `null` where the source was not found.
+pub fn json(
+    out: &mut dyn Write,
+    routines: &[(Routine, Source)],
+    total: i64,
+    vt: &ValueType,
+) -> io::Result<()> {
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        total: i64,
+        unit: &'a str,
+        routines: Vec<R<'a>>,
+    }
+    #[derive(Serialize)]
+    struct R<'a> {
+        function: &'a str,
+        file: Option<&'a str>,
+        source: Option<String>,
+        looked: &'a [String],
+        flat: i64,
+        cum: i64,
+        lines: Vec<L<'a>>,
+    }
+    #[derive(Serialize)]
+    struct L<'a> {
+        line: u32,
+        flat: i64,
+        cum: i64,
+        text: Option<&'a str>,
+    }
+    let doc = Doc {
+        total,
+        unit: vt.unit.name(),
+        routines: routines
+            .iter()
+            .map(|(r, src)| {
+                let found = src.path.is_some();
+                let range = window(r, found.then_some(src.lines.len()));
+                let mut lines: Vec<L> = Vec::new();
+                if let (true, Some((lo, hi))) = (found, range) {
+                    for line in lo..=hi {
+                        let (flat, cum) = r
+                            .lines
+                            .iter()
+                            .find(|l| l.line == line)
+                            .map_or((0, 0), |c| (c.flat, c.cum));
+                        let text = src.lines.get(line as usize - 1).map(String::as_str);
+                        lines.push(L {
+                            line,
+                            flat,
+                            cum,
+                            text,
+                        });
+                    }
+                }
+                for l in &r.lines {
+                    if !lines.iter().any(|x| x.line == l.line) {
+                        lines.push(L {
+                            line: l.line,
+                            flat: l.flat,
+                            cum: l.cum,
+                            text: None,
+                        });
+                    }
+                }
+                lines.sort_by_key(|l| l.line);
+                R {
+                    function: &r.function,
+                    file: r.file.as_deref(),
+                    source: src.path.as_ref().map(|p| p.display().to_string()),
+                    looked: &src.looked,
+                    flat: r.flat,
+                    cum: r.cum,
+                    lines,
+                }
+            })
+            .collect(),
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}

@@ -1,0 +1,271 @@
+//! `ember list REGEX PROFILE`: per-line flat and cum beside the source.
+//!
+//! Against `go tool pprof -list` on the bundled Go profile, whose source is in
+//! the repository (`samples/src/go-workload`): the same routines, the same
+//! lines listed, the same flat and cum per line (needs `go`; skipped without it
+//! unless `EMBER_REQUIRE_GO` is set). Then, on small speedscope profiles made
+//! here: where the source is looked for, a missing file, a file that changed
+//! since (a line past its end), CRLF and tabs, and paths that try to leave the
+//! directories given.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn ember(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ember"))
+        .args(args)
+        .env("EMBER_NO_SUPERVISOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A pprof printed value in nanoseconds (`40ms`, `1.50s`, `.` is 0).
+fn ns(v: &str) -> f64 {
+    if v == "." || v == "0" {
+        return 0.0;
+    }
+    for (suffix, f) in [
+        ("ns", 1.0),
+        ("us", 1e3),
+        ("µs", 1e3),
+        ("ms", 1e6),
+        ("s", 1e9),
+    ] {
+        if let Some(x) = v.strip_suffix(suffix) {
+            return x.parse::<f64>().unwrap() * f;
+        }
+    }
+    panic!("not a time: {v}")
+}
+
+/// pprof's routines: name -> (line -> (flat, cum) in ns), every line listed.
+type Listing = BTreeMap<String, BTreeMap<u32, (f64, f64)>>;
+
+fn pprof_list(text: &str) -> Listing {
+    let mut out = Listing::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("ROUTINE ======================== ") {
+            let name = rest
+                .rsplit_once(" in ")
+                .map_or(rest, |(n, _)| n)
+                .to_string();
+            out.entry(name.clone()).or_default();
+            current = Some(name);
+            continue;
+        }
+        let Some(name) = &current else { continue };
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if cols.len() >= 3
+            && let Some(n) = cols[2]
+                .split_once(':')
+                .and_then(|(n, _)| n.parse::<u32>().ok())
+        {
+            out.get_mut(name)
+                .unwrap()
+                .insert(n, (ns(cols[0]), ns(cols[1])));
+        }
+    }
+    out
+}
+
+fn ember_list(json: &str) -> Listing {
+    let doc: serde_json::Value = serde_json::from_str(json).unwrap();
+    let mut out = Listing::new();
+    for r in doc["routines"].as_array().unwrap() {
+        let lines = out
+            .entry(r["function"].as_str().unwrap().to_string())
+            .or_default();
+        for l in r["lines"].as_array().unwrap() {
+            if l["text"].is_null() {
+                continue; // a line ember could not show with its source
+            }
+            lines.insert(
+                l["line"].as_u64().unwrap() as u32,
+                (l["flat"].as_f64().unwrap(), l["cum"].as_f64().unwrap()),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn list_equals_go_tool_pprof_list_on_the_go_sample() {
+    let go = Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !go {
+        assert!(
+            std::env::var_os("EMBER_REQUIRE_GO").is_none(),
+            "EMBER_REQUIRE_GO is set but `go` does not run"
+        );
+        common::say("ember list against go tool pprof skipped: go is not installed");
+        return;
+    }
+    let repo = common::repo();
+    let profile = repo.join("samples/go-loganalytics.pb.gz");
+    let src = repo.join("samples/src");
+    // The profile records /work/main/samples/src/...: where the clone is
+    // elsewhere both tools find it by trimming that and looking under src.
+    let trim = "/work/main/samples/src";
+    for pattern in ["main\\.", "sortAll", "encoding/json\\.checkValid"] {
+        let o = Command::new("go")
+            .args(["tool", "pprof", "-symbolize=none", "-list", pattern])
+            .arg(format!("-source_path={}", src.display()))
+            .arg(format!("-trim_path={trim}"))
+            .arg(&profile)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let want = pprof_list(&String::from_utf8_lossy(&o.stdout));
+        let o = ember(&[
+            "list",
+            pattern,
+            profile.to_str().unwrap(),
+            "--source-path",
+            src.to_str().unwrap(),
+            "--trim-path",
+            trim,
+            "--format",
+            "json",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let got = ember_list(&stdout(&o));
+        // pprof lists only routines it found the source of; so does the comparison.
+        let want: Listing = want.into_iter().filter(|(_, l)| !l.is_empty()).collect();
+        assert!(!want.is_empty(), "{pattern}: pprof listed nothing");
+        for (name, lines) in &want {
+            let mine = got
+                .get(name)
+                .unwrap_or_else(|| panic!("{pattern}: ember has no routine {name}"));
+            let a: Vec<&u32> = lines.keys().collect();
+            let b: Vec<&u32> = mine.keys().collect();
+            assert_eq!(a, b, "{pattern}: {name}: the lines listed");
+            for (n, (flat, cum)) in lines {
+                let (f, c) = mine[n];
+                // pprof prints two decimals of its unit: within half of that.
+                let close = |x: f64, y: f64| (x - y).abs() <= 0.005 * y.abs().max(1e6) + 1.0;
+                assert!(
+                    close(f, *flat) && close(c, *cum),
+                    "{name}:{n}: pprof {flat} {cum}, ember {f} {c}"
+                );
+            }
+        }
+    }
+}
+
+/// A speedscope profile whose frames are `work` at lines 2 and 4 of `file`,
+/// and `main` at line 3 of `main`.
+fn profile_with(dir: &Path, main: &str, file: &str) -> std::path::PathBuf {
+    let text = format!(
+        r#"{{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{{"frames":[
+        {{"name":"main","file":"{main}","line":3}},{{"name":"work","file":"{file}","line":2}},
+        {{"name":"work","file":"{file}","line":4}}]}},
+        "profiles":[{{"type":"sampled","name":"t","unit":"none","startValue":0,"endValue":10,
+        "samples":[[0,1],[0,1],[0,2]],"weights":[1,1,1]}}]}}"#
+    );
+    let p = dir.join("p.speedscope.json");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn the_source_is_found_by_suffix_under_source_path_and_missing_files_say_where_they_were_looked_for()
+ {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = profile_with(tmp.path(), "/gone/app/main.py", "/gone/app/work.py");
+    let p = p.to_str().unwrap();
+    // Missing: the figures, and every place looked at.
+    let o = ember(&["list", "^work$", p]);
+    let out = stdout(&o);
+    assert!(o.status.success());
+    assert!(out.contains("         2          2       2:"), "{out}");
+    assert!(
+        out.contains("source not found: looked at /gone/app/work.py"),
+        "{out}"
+    );
+    // Found under --source-path by the path's suffix; tabs and CRLF tidied.
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(src.join("app")).unwrap();
+    std::fs::write(
+        src.join("app/work.py"),
+        "def work():\r\n\tx = 1\r\n\ty = 2\r\n\treturn x + y\r\n",
+    )
+    .unwrap();
+    let o = ember(&["list", "^work$", p, "--source-path", src.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("         2          2       2:    x = 1\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("         1          1       4:    return x + y\n"),
+        "{out}"
+    );
+    assert!(!out.contains('\r') && !out.contains('\t'), "{out:?}");
+    assert!(!out.contains("not found"), "{out}");
+    // A file that changed since: line 4 is past its end.
+    std::fs::write(src.join("app/work.py"), "def work():\n    x = 1\n").unwrap();
+    let out = stdout(&ember(&[
+        "list",
+        "^work$",
+        p,
+        "--source-path",
+        src.to_str().unwrap(),
+    ]));
+    assert!(out.contains("line 4 past the end of"), "{out}");
+    assert!(
+        out.contains("(2 lines): the file changed since the profile was taken"),
+        "{out}"
+    );
+    // No function matches: exit 1, said.
+    let o = ember(&["list", "^nothing$", p]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no function"),
+        "{o:?}"
+    );
+    // A bad pattern is a usage error.
+    assert_eq!(ember(&["list", "(", p]).status.code(), Some(2));
+}
+
+#[test]
+fn paths_that_leave_the_source_directories_are_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("work.py"), "SECRET\nSECRET\nSECRET\nSECRET\n").unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(src.join("app")).unwrap();
+    // A symlink inside the source directory that points out of it.
+    std::os::unix::fs::symlink(outside.join("work.py"), src.join("app/work.py")).unwrap();
+    let p = profile_with(tmp.path(), "/gone/app/main.py", "/gone/app/work.py");
+    let out = stdout(&ember(&[
+        "list",
+        "^work$",
+        p.to_str().unwrap(),
+        "--source-path",
+        src.to_str().unwrap(),
+    ]));
+    assert!(!out.contains("SECRET"), "{out}");
+    assert!(out.contains("source not found"), "{out}");
+    // A recorded path climbing out with `..` is not joined under the directory.
+    let p = profile_with(tmp.path(), "/gone/main.py", "../../outside/work.py");
+    let out = stdout(&ember(&[
+        "list",
+        "^work$",
+        p.to_str().unwrap(),
+        "--source-path",
+        src.to_str().unwrap(),
+    ]));
+    assert!(!out.contains("SECRET"), "{out}");
+}
