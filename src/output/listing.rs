@@ -53,7 +53,12 @@ pub fn find_source(recorded: &str, opts: &SourceOptions) -> Source {
         )
     };
     let recorded_path = Path::new(recorded);
-    if let Some(lines) = read(recorded_path, None) {
+    // The recorded path as it is, unless it climbs (`..`): then only under
+    // the directories given.
+    let climbs = recorded_path
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir));
+    if !climbs && let Some(lines) = read(recorded_path, None) {
         return Source {
             path: Some(recorded_path.to_path_buf()),
             lines,

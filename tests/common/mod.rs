@@ -277,3 +277,19 @@ pub fn log(name: &str, start_ns: i64, wa: &[f32]) -> ember::context::ContextSour
         warnings: vec![],
     }
 }
+
+/// `ember ARGS` in-process-free: the binary, without the supervisor.
+#[allow(dead_code)]
+pub fn run_ember(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ember"))
+        .args(args)
+        .env("EMBER_NO_SUPERVISOR", "1")
+        .output()
+        .expect("running ember")
+}
+
+/// A command's stdout as text.
+#[allow(dead_code)]
+pub fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
