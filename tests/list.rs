@@ -259,3 +259,54 @@ fn paths_that_leave_the_source_directories_are_not_read() {
     assert!(!out.contains("SECRET"), "{out}");
     assert!(out.contains("source not found"), "{out}");
 }
+
+/// perf script with `--srcline`: each line's flat and cum are the samples on
+/// that `file:line`, summed by hand: `work` at work.c:12 (3 samples) and
+/// work.c:14 (1), `main` at main.c:3 under all 4 and alone on none.
+#[test]
+fn perf_srclines_list_the_samples_per_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sample = |t: u32, work_line: u32| {
+        format!(
+            "prog 1 10.{t:06}: 1 cpu-clock:\n\
+             \t1000 work+0x10 (/bin/prog)\n  /src/work.c:{work_line}\n\
+             \t2000 main+0x5 (/bin/prog)\n  /src/main.c:3\n\n"
+        )
+    };
+    let text: String = [(1, 12), (2, 12), (3, 14), (4, 12)]
+        .iter()
+        .map(|&(t, l)| sample(t, l))
+        .collect();
+    let perf = tmp.path().join("srcline.perf");
+    std::fs::write(&perf, text).unwrap();
+    let o = ember(&["list", ".", perf.to_str().unwrap(), "--format", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let routines: Vec<(String, Vec<(u64, i64, i64)>)> = doc["routines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let lines = r["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| {
+                    (
+                        l["line"].as_u64().unwrap(),
+                        l["flat"].as_i64().unwrap(),
+                        l["cum"].as_i64().unwrap(),
+                    )
+                })
+                .collect();
+            (r["function"].as_str().unwrap().to_string(), lines)
+        })
+        .collect();
+    assert_eq!(
+        routines,
+        [
+            ("main".to_string(), vec![(3, 0, 4)]),
+            ("work".to_string(), vec![(12, 3, 3), (14, 1, 1)]),
+        ]
+    );
+}

@@ -33,7 +33,8 @@ pub struct Routine {
 }
 
 /// The routines of `profile` (read at [`Granularity::Line`]) whose function
-/// name `matches`, weighed by `tree`, by name then file.
+/// name `matches`, weighed by `tree`, by name then file. Frames without a
+/// line number are left out: there is no line to put them on.
 pub fn routines(
     profile: &Profile,
     tree: &CallTree,
@@ -51,7 +52,11 @@ pub fn routines(
         }
         let meta = profile.frame_meta.get(&row.frame);
         let file = meta.and_then(|m| m.file.clone()).filter(|f| !f.is_empty());
-        let line = meta.and_then(|m| m.line).unwrap_or(0);
+        // A frame without a line (a process root, code without line tables)
+        // has nothing to list.
+        let Some(line) = meta.and_then(|m| m.line).filter(|&l| l > 0) else {
+            continue;
+        };
         let cost = by
             .entry((function, file))
             .or_default()
