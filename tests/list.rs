@@ -282,7 +282,9 @@ fn perf_srclines_list_the_samples_per_line() {
     let o = ember(&["list", ".", perf.to_str().unwrap(), "--format", "json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let routines: Vec<(String, Vec<(u64, i64, i64)>)> = doc["routines"]
+    // (function, [(line, flat, cum)])
+    type Lines = Vec<(u64, i64, i64)>;
+    let routines: Vec<(String, Lines)> = doc["routines"]
         .as_array()
         .unwrap()
         .iter()
