@@ -125,13 +125,11 @@ fn draw_loaded(
     let name = match view {
         View::Flame | View::Inverted | View::Sandwich => selected_name(l),
         View::Table if l.profile.meta.diff.is_some() => {
-            l.delta.ensure(&l.profile, &l.tree, cx.diff);
             l.delta.selected().map_or_else(String::new, |f| {
                 sanitize(&l.profile.frames.name(f)).into_owned()
             })
         }
         View::Table => {
-            l.table.ensure(&l.profile, &l.tree);
             l.table.selected().map_or_else(String::new, |f| {
                 sanitize(&l.profile.frames.name(f)).into_owned()
             })
