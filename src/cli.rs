@@ -235,6 +235,12 @@ pub struct ViewArgs {
 /// How the viewer draws (every command that opens it).
 #[derive(Debug, Args, Clone)]
 pub struct DisplayArgs {
+    /// Where the source pane (L) looks for files, as pprof's -source_path (again for more).
+    #[arg(long, value_name = "DIR")]
+    pub source_path: Vec<PathBuf>,
+    /// A prefix the source pane takes off recorded paths before --source-path (again for more).
+    #[arg(long, value_name = "PREFIX")]
+    pub trim_path: Vec<String>,
     /// Colours: auto detects from COLORTERM/TERM and honours NO_COLOR.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
@@ -304,6 +310,10 @@ fn view_settings(
         exclude_marks: input.time.exclude_marks,
         context: input.time.context.clone(),
         align_ns: input.time.align_ns().map_err(|e| format!("{e:#}")),
+        source: crate::output::listing::SourceOptions {
+            source_paths: display.source_path.clone(),
+            trim_paths: display.trim_path.clone(),
+        },
     }
 }
 

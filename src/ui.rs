@@ -274,6 +274,7 @@ pub fn run(source: Source, args: &ViewSettings) -> Result<ExitCode> {
     app.live = live;
     app.granularity = args.load.granularity;
     app.reread = reread;
+    app.source_options = args.source.clone();
     app.timeline.nudge_ns = args.align_ns.clone().map_err(anyhow::Error::msg)?;
     app.timeline.anchor_ns = args.time.anchor_ns;
     app.timeline.pending_marks = marks;
@@ -328,6 +329,8 @@ pub struct ViewSettings {
     /// `--context` logs and `--align` (nanoseconds, or why it is not one).
     pub context: Vec<PathBuf>,
     pub align_ns: Result<i64, String>,
+    /// Where the source pane looks for files.
+    pub source: crate::output::listing::SourceOptions,
 }
 
 /// How a comparison opens.
@@ -445,6 +448,7 @@ pub fn run_diff(sources: [Source; 2], args: &ViewSettings, start: DiffStart) -> 
     app.live = live;
     app.diff.norm = norm;
     app.granularity = args.load.granularity;
+    app.source_options = args.source.clone();
     drive(app, st.tx, st.rx, &name, args)
 }
 

@@ -103,7 +103,8 @@ fn cell(v: i64, vt: &ValueType) -> String {
     amount(v, vt)
 }
 
-fn amount(v: i64, vt: &ValueType) -> String {
+/// A weight in the profile's unit: counts grouped, times and bytes in human form.
+pub fn amount(v: i64, vt: &ValueType) -> String {
     match vt.unit {
         Unit::Samples | Unit::Count => value_grouped(v, vt),
         _ => human(v, vt),
@@ -111,7 +112,7 @@ fn amount(v: i64, vt: &ValueType) -> String {
 }
 
 /// Tabs to the next multiple of 4, then what a terminal may be shown.
-fn display_line(text: &str) -> String {
+pub fn display_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c == '\t' {

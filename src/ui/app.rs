@@ -26,6 +26,7 @@ mod live;
 pub(super) mod prompt;
 mod sandwich;
 mod search_box;
+mod source;
 mod table;
 mod timeline;
 mod update;
@@ -108,6 +109,10 @@ pub struct App {
     /// What the frames on screen stand for, and the input and options to read
     /// it again at another (`None`: it cannot be read again, as stdin).
     pub granularity: crate::model::granularity::Granularity,
+    /// The source pane (`L`), over the view while it is open.
+    pub source: Option<Box<crate::ui::views::source::SourcePane>>,
+    /// Where the source pane looks for files (`--source-path`, `--trim-path`).
+    pub source_options: crate::output::listing::SourceOptions,
     pub reread: Option<(crate::sources::input::Source, crate::formats::LoadOptions)>,
     /// Where the last granularity switch carried the transforms from, and
     /// the transforms it gave.
@@ -167,6 +172,8 @@ impl App {
             lint: Default::default(),
             lint_asked: None,
             granularity: Default::default(),
+            source: None,
+            source_options: crate::output::listing::SourceOptions::default(),
             reread: None,
             granularity_anchor: None,
         }

@@ -6,5 +6,6 @@ pub mod diff;
 pub mod flame;
 pub mod flame_state;
 pub mod sandwich;
+pub mod source;
 pub mod table;
 pub mod timeline;

@@ -61,6 +61,7 @@ impl App {
                 let all = match &job {
                     Job::Transform { all, .. } => Some(all.clone()),
                     Job::Invert { .. }
+                    | Job::Listing { .. }
                     | Job::Regranulate { .. }
                     | Job::Sandwich { .. }
                     | Job::CompareRanges { .. }
@@ -101,6 +102,13 @@ impl App {
             Done::Compared { id, result, names } => return self.compared(id, result, names),
             Done::Exported { result } => return self.exported(result),
             Done::Regranulated { result } => return self.regranulated(result),
+            Done::Listed { function, result } => {
+                match result {
+                    Ok((found, total, vt)) => self.show_source(function, found, total, vt),
+                    Err(e) => self.prompt.message = Some((format!("source: {e}"), true)),
+                }
+                return;
+            }
             other => other,
         };
         let Phase::Ready(l) = &mut self.phase else {
@@ -117,6 +125,7 @@ impl App {
             | Done::Exported { .. }
             | Done::Linted { .. }
             | Done::Paired { .. }
+            | Done::Listed { .. }
             | Done::Tabled { .. } => None,
         };
         let installed = l.install(done);

@@ -17,9 +17,10 @@ use crate::ui::views::flame_state::Orientation;
 type Layer = fn(&mut App, Action) -> Option<Effect>;
 
 /// The layers, outermost first.
-const LAYERS: [Layer; 14] = [
+const LAYERS: [Layer; 15] = [
     App::quit_and_help,
     App::help_shown,
+    App::source_keys,
     App::live_keys,
     App::still_loading,
     App::prompt_keys,
@@ -180,10 +181,11 @@ impl App {
         TAKEN
     }
 
-    /// `g` (granularity) and `c` (callers/callees), from any view.
+    /// `g` (granularity), `c` (callers/callees) and `L` (source), from any view.
     fn view_openers(&mut self, action: Action) -> Option<Effect> {
         match action {
             Action::Granularity => self.switch_granularity(),
+            Action::Source => self.open_source(),
             Action::Sandwich => {
                 self.open_sandwich();
                 self.search.coverage_zoom = None;

@@ -35,6 +35,7 @@ pub enum Action {
     Granularity,
     ToggleView,
     Sandwich,
+    Source,
     Freeze,
     LiveMode,
     OlderProfile,

@@ -86,7 +86,14 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
                 prompt: &app.prompt,
                 lint: &app.lint,
             };
-            draw_loaded(frame, area, loaded, &cx, &mut app.timeline);
+            draw_loaded(
+                frame,
+                area,
+                loaded,
+                &cx,
+                &mut app.timeline,
+                app.source.as_deref_mut(),
+            );
         }
     }
     if app.show_help {
@@ -120,6 +127,7 @@ fn draw_loaded(
     l: &mut Loaded,
     cx: &DrawContext,
     timeline: &mut crate::ui::views::timeline::TimelineState,
+    source: Option<&mut crate::ui::views::source::SourcePane>,
 ) {
     let (theme, search, view, show_detail) = (cx.theme, cx.search, cx.view, cx.show_detail);
     let name = match view {
@@ -129,11 +137,9 @@ fn draw_loaded(
                 sanitize(&l.profile.frames.name(f)).into_owned()
             })
         }
-        View::Table => {
-            l.table.selected().map_or_else(String::new, |f| {
-                sanitize(&l.profile.frames.name(f)).into_owned()
-            })
-        }
+        View::Table => l.table.selected().map_or_else(String::new, |f| {
+            sanitize(&l.profile.frames.name(f)).into_owned()
+        }),
     };
     // The full name, wrapped over as many rows as the screen can spare.
     let max_rows = match area.height {
@@ -216,67 +222,73 @@ fn draw_loaded(
     // A comparison colours by change under the whole profile's comparison, in
     // every flame pane (the sandwich's too).
     let paint = crate::ui::views::diff::compare(&l.profile, &l.tree, cx.diff.norm).map(|c| c.0);
-    match view {
-        View::Inverted if !l.inverted => {
-            // Still being built on the job thread.
-            let text = format!(
-                "{}…",
-                sanitize(cx.busy.unwrap_or("building the inverted view"))
-            );
-            frame.render_widget(Paragraph::new(text).style(theme.status_label), graph);
-        }
-        View::Flame | View::Inverted if cx.diff.split && l.profile.meta.diff.is_some() => {
-            let paint = paint.as_ref().map(|c| DiffPaint {
-                compare: c,
-                hide_noise: cx.diff.hide_noise,
-                pairs: None,
-            });
-            split::draw_split(frame, graph, l, theme, search.matches.as_ref(), paint);
-        }
-        View::Flame | View::Inverted => {
-            let widget = FlameView {
-                profile: &l.profile,
-                tree: &l.tree,
-                theme,
-                matches: search.matches.as_ref(),
-                diff: paint.as_ref().map(|c| DiffPaint {
+    if let Some(pane) = source {
+        // The source pane (`L`) over the view while it is open.
+        let widget = crate::ui::views::source::SourceView { theme };
+        frame.render_stateful_widget(widget, graph, pane);
+    } else {
+        match view {
+            View::Inverted if !l.inverted => {
+                // Still being built on the job thread.
+                let text = format!(
+                    "{}…",
+                    sanitize(cx.busy.unwrap_or("building the inverted view"))
+                );
+                frame.render_widget(Paragraph::new(text).style(theme.status_label), graph);
+            }
+            View::Flame | View::Inverted if cx.diff.split && l.profile.meta.diff.is_some() => {
+                let paint = paint.as_ref().map(|c| DiffPaint {
                     compare: c,
                     hide_noise: cx.diff.hide_noise,
                     pairs: None,
-                }),
-            };
-            frame.render_stateful_widget(widget, graph, &mut l.flame);
-        }
-        View::Sandwich => match l.sandwich.as_deref_mut() {
-            Some(sw) => sw.draw(
-                frame,
-                graph,
-                theme,
-                search.matches.as_ref(),
-                paint.as_ref().map(|c| DiffPaint {
-                    compare: c,
-                    hide_noise: cx.diff.hide_noise,
-                    pairs: None,
-                }),
-            ),
-            None => frame.render_widget(Paragraph::new("no function chosen"), graph),
-        },
-        View::Table if l.profile.meta.diff.is_some() => {
-            let widget = DeltaView {
-                profile: &l.profile,
-                tree: &l.tree,
-                theme,
-                view: cx.diff,
-            };
-            frame.render_stateful_widget(widget, graph, &mut l.delta);
-        }
-        View::Table => {
-            let widget = TableView {
-                profile: &l.profile,
-                tree: &l.tree,
-                theme,
-            };
-            frame.render_stateful_widget(widget, graph, &mut l.table);
+                });
+                split::draw_split(frame, graph, l, theme, search.matches.as_ref(), paint);
+            }
+            View::Flame | View::Inverted => {
+                let widget = FlameView {
+                    profile: &l.profile,
+                    tree: &l.tree,
+                    theme,
+                    matches: search.matches.as_ref(),
+                    diff: paint.as_ref().map(|c| DiffPaint {
+                        compare: c,
+                        hide_noise: cx.diff.hide_noise,
+                        pairs: None,
+                    }),
+                };
+                frame.render_stateful_widget(widget, graph, &mut l.flame);
+            }
+            View::Sandwich => match l.sandwich.as_deref_mut() {
+                Some(sw) => sw.draw(
+                    frame,
+                    graph,
+                    theme,
+                    search.matches.as_ref(),
+                    paint.as_ref().map(|c| DiffPaint {
+                        compare: c,
+                        hide_noise: cx.diff.hide_noise,
+                        pairs: None,
+                    }),
+                ),
+                None => frame.render_widget(Paragraph::new("no function chosen"), graph),
+            },
+            View::Table if l.profile.meta.diff.is_some() => {
+                let widget = DeltaView {
+                    profile: &l.profile,
+                    tree: &l.tree,
+                    theme,
+                    view: cx.diff,
+                };
+                frame.render_stateful_widget(widget, graph, &mut l.delta);
+            }
+            View::Table => {
+                let widget = TableView {
+                    profile: &l.profile,
+                    tree: &l.tree,
+                    theme,
+                };
+                frame.render_stateful_widget(widget, graph, &mut l.table);
+            }
         }
     }
     if search_h > 0 {

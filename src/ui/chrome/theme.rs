@@ -287,6 +287,26 @@ impl Theme {
         }
     }
 
+    /// A source line's tint by its share of the hottest line's weight (0..1):
+    /// darker to brighter red where colours reach, none without colour (the
+    /// pane's bar glyphs say it then).
+    pub fn hot_line(&self, share: f64) -> Style {
+        let share = share.clamp(0.0, 1.0);
+        if self.depth == ColorDepth::C16 {
+            return if share >= 0.5 {
+                Style::default().bg(Color::Red).fg(Color::White)
+            } else {
+                Style::default()
+            };
+        }
+        let r = 60 + (share * 160.0) as u8;
+        let c = Color::Rgb(r, 30, 30);
+        match self.degrade(c) {
+            Some(bg) => Style::default().bg(bg).fg(Color::White),
+            None => Style::default(),
+        }
+    }
+
     /// A frame's style: a colour picked by a stable hash of its name.
     pub fn frame(&self, name: &[u8]) -> Style {
         let h = fnv1a(name);

@@ -29,6 +29,14 @@ pub enum Job {
         carry: Carry,
         orientation: crate::ui::views::flame_state::Orientation,
     },
+    /// `source` read again at line granularity for the source pane: the
+    /// per-line cost of `function` in the `value` type.
+    Listing {
+        source: crate::sources::input::Source,
+        options: crate::formats::LoadOptions,
+        value: String,
+        function: String,
+    },
     /// The bottom-up profile and its tree.
     Invert {
         id: u64,
@@ -144,6 +152,19 @@ pub enum Done {
         table: crate::model::TopTable,
         counts: Option<Vec<(i64, i64)>>,
     },
+    /// The source pane's routines of `function` (with the total and value
+    /// type they are shares of), or why the input could not be read.
+    Listed {
+        function: String,
+        result: Result<
+            (
+                Vec<crate::model::listing::Routine>,
+                i64,
+                crate::model::ValueType,
+            ),
+            String,
+        >,
+    },
     /// What an export wrote (the path, its size, caveats) or why it could not.
     Exported {
         result: Result<Exported, String>,
@@ -230,6 +251,7 @@ impl Job {
             Job::Lint { .. } => "checking the profile (lint)".into(),
             Job::Pair { .. } => "building the other side's pane".into(),
             Job::Table { .. } => "building the function table".into(),
+            Job::Listing { .. } => "reading the source lines".into(),
         }
     }
 }
@@ -327,6 +349,15 @@ pub fn run(job: Job) -> Done {
             findings: crate::model::lint::lint_view(&profile, &options),
             delta: crate::model::diff::DeltaTable::from_samples(&profile, options.samples.clone()),
         },
+        Job::Listing {
+            source,
+            options,
+            value,
+            function,
+        } => Done::Listed {
+            result: listing(&source, &options, &value, &function),
+            function,
+        },
         Job::Table { id, profile, tree } => Done::Tabled {
             id,
             value: tree.options.value,
@@ -407,4 +438,41 @@ pub fn spawn(report: impl Fn(JobResult) -> bool + Send + 'static) -> std::io::Re
             }
         })?;
     Ok(job_tx)
+}
+
+/// [`Job::Listing`]: the input at line granularity, weighed in `value`
+/// (else its default), and `function`'s routines.
+fn listing(
+    source: &crate::sources::input::Source,
+    options: &crate::formats::LoadOptions,
+    value: &str,
+    function: &str,
+) -> Result<
+    (
+        Vec<crate::model::listing::Routine>,
+        i64,
+        crate::model::ValueType,
+    ),
+    String,
+> {
+    let progress = crate::sources::input::Progress::new();
+    let profile = crate::formats::load(source, options, &progress).map_err(|e| e.to_string())?;
+    let value = profile
+        .value_types
+        .iter()
+        .position(|vt| vt.kind == value)
+        .unwrap_or(profile.default_value);
+    let tree = CallTree::build(
+        &profile,
+        TreeOptions {
+            value,
+            ..TreeOptions::default()
+        },
+    );
+    let found = crate::model::listing::routines(&profile, &tree, |n| n == function);
+    Ok((
+        found,
+        tree.total(crate::model::NodeId::ROOT),
+        profile.value_types[value].clone(),
+    ))
 }

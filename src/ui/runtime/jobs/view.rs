@@ -138,7 +138,10 @@ impl Loaded {
             }
             // The App swaps the whole view for a comparison, and says what
             // an export wrote.
-            Done::Compared { .. } | Done::Exported { .. } | Done::Regranulated { .. } => false,
+            Done::Compared { .. }
+            | Done::Exported { .. }
+            | Done::Regranulated { .. }
+            | Done::Listed { .. } => false,
             Done::Linted {
                 id,
                 findings,
