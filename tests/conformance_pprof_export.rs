@@ -26,21 +26,6 @@ use std::process::Command;
 
 use common::say;
 
-fn go_available() -> bool {
-    let found = Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("EMBER_REQUIRE_GO").is_none(),
-            "EMBER_REQUIRE_GO is set but `go` does not run"
-        );
-        say("pprof export conformance skipped: go is not installed");
-    }
-    found
-}
-
 /// `go tool pprof -top` of `path` with `flags`; the rows under the column
 /// header and the "Showing nodes" line, or pprof's error.
 fn top(path: &Path, flags: &[&str]) -> Result<Vec<String>, String> {
@@ -172,7 +157,7 @@ fn corpus_inputs(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn go_tool_pprof_reads_the_export_as_the_original() {
-    if !go_available() {
+    if !common::go_available("pprof export conformance") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

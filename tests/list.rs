@@ -89,16 +89,7 @@ fn ember_list(json: &str) -> Listing {
 
 #[test]
 fn list_equals_go_tool_pprof_list_on_the_go_sample() {
-    let go = Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !go {
-        assert!(
-            std::env::var_os("EMBER_REQUIRE_GO").is_none(),
-            "EMBER_REQUIRE_GO is set but `go` does not run"
-        );
-        common::say("ember list against go tool pprof skipped: go is not installed");
+    if !common::go_available("ember list against go tool pprof") {
         return;
     }
     let repo = common::repo();
@@ -311,4 +302,94 @@ fn perf_srclines_list_the_samples_per_line() {
             ("work".to_string(), vec![(12, 3, 3), (14, 1, 1)]),
         ]
     );
+}
+
+/// `ember diff BEFORE AFTER --list REGEX --norm raw`: per line, after less
+/// before equals `go tool pprof -list REGEX -diff_base BEFORE AFTER` (flat and
+/// cum) on the project's Go pair; each side's cum equals `ember list` of that
+/// side alone; a line that grew past noise says so.
+#[test]
+fn diff_list_gives_each_lines_change_as_pprof_diff_base() {
+    let fx = common::repo().join("tests/fixtures");
+    let (before, after) = (
+        fx.join("go-diff-before.pb.gz"),
+        fx.join("go-diff-after.pb.gz"),
+    );
+    let (b, a) = (before.to_str().unwrap(), after.to_str().unwrap());
+    let src = fx.join("src");
+    let trim = "/work/main/tests/fixtures/src";
+    let o = ember(&[
+        "diff",
+        b,
+        a,
+        "--list",
+        "main\\.encode$",
+        "--norm",
+        "raw",
+        "--format",
+        "json",
+        "--source-path",
+        src.to_str().unwrap(),
+        "--trim-path",
+        trim,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let r = &doc["routines"][0];
+    assert_eq!(r["function"], "main.encode");
+    let line = |n: u64| {
+        r["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["line"].as_u64() == Some(n))
+            .unwrap_or_else(|| panic!("line {n}: {r}"))
+            .clone()
+    };
+    let l68 = line(68);
+    assert_eq!(l68["verdict"], "significant", "{l68}");
+    // Each side's cum is that side's own listing.
+    for (side, file) in [(0, b), (1, a)] {
+        let one = ember(&["list", "main\\.encode$", file, "--format", "json"]);
+        let one: serde_json::Value = serde_json::from_str(&stdout(&one)).unwrap();
+        let cum = one["routines"][0]["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["line"] == 68)
+            .unwrap()["cum"]
+            .as_i64()
+            .unwrap();
+        assert_eq!(l68["cum"][side].as_i64().unwrap(), cum, "side {side}");
+    }
+    if !common::go_available("diff --list against go tool pprof -diff_base") {
+        return;
+    }
+    let o = Command::new("go")
+        .args([
+            "tool",
+            "pprof",
+            "-symbolize=none",
+            "-list",
+            "main\\.encode$",
+        ])
+        .arg(format!("-source_path={}", src.display()))
+        .arg(format!("-trim_path={trim}"))
+        .arg("-diff_base")
+        .arg(&before)
+        .arg(&after)
+        .output()
+        .unwrap();
+    let want = pprof_list(&String::from_utf8_lossy(&o.stdout));
+    let lines = &want["main.encode"];
+    assert!(lines.len() > 5, "{want:?}");
+    for (n, (flat, cum)) in lines {
+        let l = line(u64::from(*n));
+        let d = |k: &str| (l[k][1].as_i64().unwrap() - l[k][0].as_i64().unwrap()) as f64;
+        let close = |x: f64, y: f64| (x - y).abs() <= 0.005 * y.abs().max(1e6) + 1.0;
+        assert!(
+            close(d("flat"), *flat) && close(d("cum"), *cum),
+            "line {n}: pprof {flat} {cum}, ember {l}"
+        );
+    }
 }

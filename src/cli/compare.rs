@@ -37,6 +37,11 @@ pub struct DiffArgs {
     /// With --to: write here instead of stdout (never an input file).
     #[arg(long, short, value_name = "FILE", requires = "to")]
     pub output: Option<PathBuf>,
+    /// Per source line instead of per function: the functions REGEX names,
+    /// each line before and after with its change and verdict, beside the
+    /// source (--source-path, --trim-path); text, or JSON with --format json.
+    #[arg(long, value_name = "REGEX", conflicts_with = "to")]
+    pub list: Option<String>,
     /// Delta table order, largest change first.
     #[arg(long, value_enum, default_value_t = DiffSort::SelfDelta)]
     pub sort: DiffSort,
@@ -226,6 +231,9 @@ pub(super) fn run_diff(args: &DiffArgs) -> Result<ExitCode> {
                 .into(),
         )
         .into());
+    }
+    if let Some(pattern) = &args.list {
+        return super::list::run_diff_list(args, pattern);
     }
     if args.format.is_none() && args.to.is_none() {
         let view = view_settings(

@@ -80,3 +80,69 @@ pub fn run_list(args: &mut ListArgs) -> Result<ExitCode> {
     .and_then(|()| out.flush());
     super::finish_output(written)
 }
+
+/// `ember diff BEFORE AFTER --list REGEX`: per line, before and after under
+/// the comparison's normalisation, the change and its verdict (the
+/// differential view's test), beside the source.
+pub fn run_diff_list(args: &super::compare::DiffArgs, pattern: &str) -> Result<ExitCode> {
+    use crate::model::TreeOptions;
+    use crate::model::diff::tree_compare;
+    let re = regex::Regex::new(pattern)
+        .map_err(|e| crate::error::Usage(format!("--list {pattern}: {e}")))
+        .context("ember diff")?;
+    let mut compare = args.compare.clone();
+    compare.input.granularity = Granularity::Line;
+    let profile = super::compare::load_diff_for_batch(&args.before, &args.after, &compare)?;
+    let Some(meta) = profile.meta.diff.as_deref() else {
+        anyhow::bail!("ember diff: not a comparison");
+    };
+    let tree = |value: usize| {
+        crate::model::CallTree::build(
+            &profile,
+            TreeOptions {
+                value,
+                ..TreeOptions::default()
+            },
+        )
+    };
+    let after = tree(meta.sides[1].value);
+    let cmp = tree_compare(&profile, &after, args.compare.norm.norm())
+        .context("ember diff: not a comparison")?
+        .map_err(crate::error::Usage)?;
+    let columns = [
+        meta.sides[0].value,
+        meta.sides[1].value,
+        meta.sides[0].count,
+        meta.sides[1].count,
+    ];
+    let sides: Vec<Vec<crate::model::listing::Routine>> = columns
+        .iter()
+        .map(|&c| routines(&profile, &tree(c), |n| re.is_match(n)))
+        .collect();
+    let joined = crate::model::listing::join_sides(&sides);
+    if joined.is_empty() {
+        eprintln!(
+            "ember diff: no function matches {}",
+            crate::host::sanitize::sanitize(pattern)
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let opts = SourceOptions {
+        source_paths: args.display.source_path.clone(),
+        trim_paths: args.display.trim_path.clone(),
+    };
+    let listed: Vec<_> = joined
+        .into_iter()
+        .map(|r| {
+            let src = find_source(r.file.as_deref().unwrap_or(""), &opts);
+            (r, src)
+        })
+        .collect();
+    let unit = profile.value_types[meta.sides[1].value].unit.clone();
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let json = matches!(args.format, Some(crate::cli::TopFormat::Json));
+    let written = crate::output::listing::diff(&mut out, &listed, &cmp, &unit, json)
+        .and_then(|()| out.flush());
+    super::finish_output(written)
+}

@@ -82,6 +82,56 @@ pub fn routines(
         .collect()
 }
 
+/// One line on both sides of a comparison.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinePair {
+    pub line: u32,
+    /// `[before, after]` in the compared value.
+    pub flat: [i64; 2],
+    pub cum: [i64; 2],
+    /// The samples behind `cum` on each side (for the significance test).
+    pub samples: [i64; 2],
+}
+
+/// A routine on both sides of a comparison.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairedRoutine {
+    pub function: String,
+    pub file: Option<String>,
+    /// Sorted by line.
+    pub lines: Vec<LinePair>,
+}
+
+/// Joins the routines of a comparison's four columns (before, after, and
+/// their sample counts, in that order) by function, file and line.
+pub fn join_sides(sides: &[Vec<Routine>]) -> Vec<PairedRoutine> {
+    type Lines = BTreeMap<u32, LinePair>;
+    let mut by: BTreeMap<(String, Option<String>), Lines> = BTreeMap::new();
+    for (col, routines) in sides.iter().enumerate().take(4) {
+        for r in routines {
+            let lines = by.entry((r.function.clone(), r.file.clone())).or_default();
+            for l in &r.lines {
+                let p = lines.entry(l.line).or_default();
+                p.line = l.line;
+                match col {
+                    0 | 1 => {
+                        p.flat[col] += l.flat;
+                        p.cum[col] += l.cum;
+                    }
+                    _ => p.samples[col - 2] += l.cum,
+                }
+            }
+        }
+    }
+    by.into_iter()
+        .map(|((function, file), lines)| PairedRoutine {
+            function,
+            file,
+            lines: lines.into_values().collect(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

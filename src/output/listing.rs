@@ -323,3 +323,151 @@ pub fn json(
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
+
+/// `ember diff --list`: per routine, each line's cum before and after under
+/// `cmp`'s normalisation, the change and its verdict, beside the source;
+/// flat is in the JSON. Text or (`json`) JSON.
+pub fn diff(
+    out: &mut dyn Write,
+    routines: &[(crate::model::listing::PairedRoutine, Source)],
+    cmp: &crate::model::diff::Compare,
+    unit: &Unit,
+    json: bool,
+) -> io::Result<()> {
+    use super::diff::{change_cells, relative_text, verdict_text};
+    #[derive(Serialize)]
+    struct L<'a> {
+        line: u32,
+        flat: [i64; 2],
+        cum: [i64; 2],
+        samples: [i64; 2],
+        /// cum under the normalisation, before and after.
+        normalised: [f64; 2],
+        relative: Option<f64>,
+        verdict: &'a str,
+        z: Option<f64>,
+        text: Option<&'a str>,
+    }
+    #[derive(Serialize)]
+    struct R<'a> {
+        function: &'a str,
+        file: Option<&'a str>,
+        source: Option<String>,
+        lines: Vec<L<'a>>,
+    }
+    let mut doc: Vec<R> = Vec::new();
+    if !json {
+        writeln!(out, "Normalisation: {}", cmp.norm.label())?;
+    }
+    for (r, src) in routines {
+        let weighted: Vec<u32> = r
+            .lines
+            .iter()
+            .filter(|l| l.cum != [0, 0])
+            .map(|l| l.line)
+            .collect();
+        let (Some(&lo), Some(&hi)) = (weighted.iter().min(), weighted.iter().max()) else {
+            continue;
+        };
+        let n = src
+            .lines
+            .len()
+            .saturating_sub(usize::from(src.lines.last().is_some_and(String::is_empty)));
+        let shown: Vec<u32> = if src.path.is_some() {
+            let end = u32::try_from(n).unwrap_or(u32::MAX).max(hi);
+            (lo.saturating_sub(MARGIN).max(1)..=(hi + MARGIN).min(end)).collect()
+        } else {
+            weighted.clone()
+        };
+        if !json {
+            writeln!(
+                out,
+                "ROUTINE ======================== {} in {}",
+                sanitize(&r.function),
+                sanitize(r.file.as_deref().unwrap_or("?"))
+            )?;
+            writeln!(
+                out,
+                "{:>10} {:>10} {:>11} {:>8}  {:<26} line",
+                "before", "after", "delta", "rel", "verdict"
+            )?;
+        }
+        let mut lines = Vec::new();
+        for line in shown {
+            let p = r
+                .lines
+                .iter()
+                .find(|l| l.line == line)
+                .copied()
+                .unwrap_or_default();
+            let c = cmp.change(p.cum, [p.samples[0] as f64, p.samples[1] as f64]);
+            let text = src.lines.get(line as usize - 1).map(String::as_str);
+            if json {
+                lines.push(L {
+                    line,
+                    flat: p.flat,
+                    cum: p.cum,
+                    samples: p.samples,
+                    normalised: c.value,
+                    relative: c.relative(),
+                    verdict: if p.cum == [0, 0] {
+                        "-"
+                    } else {
+                        c.verdict.name()
+                    },
+                    z: c.z,
+                    text,
+                });
+                continue;
+            }
+            let (b, a, d, rel, verdict) = if p.cum == [0, 0] {
+                (
+                    ".".into(),
+                    ".".into(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                )
+            } else {
+                let [b, a, d] = change_cells(&c, cmp.norm, unit);
+                (b, a, d, relative_text(&c), verdict_text(&c))
+            };
+            writeln!(
+                out,
+                "{b:>10} {a:>10} {d:>11} {rel:>8}  {verdict:<26} {line:>5}:{}",
+                display_line(text.unwrap_or(""))
+            )?;
+        }
+        if !json && src.path.is_none() {
+            writeln!(
+                out,
+                "  source not found: looked at {} (--source-path DIR, --trim-path PREFIX)",
+                sanitize(&src.looked.join(", "))
+            )?;
+        }
+        if json {
+            doc.push(R {
+                function: &r.function,
+                file: r.file.as_deref(),
+                source: src.path.as_ref().map(|p| p.display().to_string()),
+                lines,
+            });
+        }
+    }
+    if json {
+        #[derive(Serialize)]
+        struct Doc<'a> {
+            normalisation: &'a str,
+            routines: Vec<R<'a>>,
+        }
+        serde_json::to_writer_pretty(
+            &mut *out,
+            &Doc {
+                normalisation: cmp.norm.name(),
+                routines: doc,
+            },
+        )?;
+        writeln!(out)?;
+    }
+    Ok(())
+}

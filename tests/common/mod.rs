@@ -293,3 +293,22 @@ pub fn run_ember(args: &[&str]) -> std::process::Output {
 pub fn stdout(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// Whether `go` runs here. Where it does not, says that `suite` was skipped
+/// and returns false, unless `EMBER_REQUIRE_GO` is set (as `.ci/run` sets it):
+/// then it fails.
+#[allow(dead_code)]
+pub fn go_available(suite: &str) -> bool {
+    let found = std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("EMBER_REQUIRE_GO").is_none(),
+            "EMBER_REQUIRE_GO is set but `go` does not run"
+        );
+        say(&format!("{suite} skipped: go is not installed"));
+    }
+    found
+}
