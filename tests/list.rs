@@ -393,3 +393,46 @@ fn diff_list_gives_each_lines_change_as_pprof_diff_base() {
         );
     }
 }
+
+/// Paths of the installed toolchains: Rust's `/rustc/<commit>/library/...`
+/// under the sysroot's rust-src, Go's standard library under GOROOT and a
+/// module under GOMODCACHE (each pointed at a made-up root here).
+#[test]
+fn toolchain_sources_are_found_under_their_roots() {
+    let tmp = tempfile::tempdir().unwrap();
+    let put = |rel: &str| {
+        let p = tmp.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "line one\nline two\nline three\nline four\n").unwrap();
+    };
+    put("sysroot/lib/rustlib/src/rust/library/std/src/io/mod.rs");
+    put("goroot/src/fmt/print.go");
+    put("modcache/github.com/acme/lib@v1.2.3/lib.go");
+    for (recorded, root) in [
+        (
+            "/rustc/0123456789abcdef0123456789abcdef01234567/library/std/src/io/mod.rs",
+            "sysroot",
+        ),
+        ("/usr/local/go/src/fmt/print.go", "goroot"),
+        (
+            "/home/ci/go/pkg/mod/github.com/acme/lib@v1.2.3/lib.go",
+            "modcache",
+        ),
+    ] {
+        let p = profile_with(tmp.path(), "/gone/main.py", recorded);
+        let o = Command::new(env!("CARGO_BIN_EXE_ember"))
+            .args(["list", "^work$", p.to_str().unwrap()])
+            .env("EMBER_NO_SUPERVISOR", "1")
+            .env("EMBER_RUST_SYSROOT", tmp.path().join("sysroot"))
+            .env("GOROOT", tmp.path().join("goroot"))
+            .env("GOMODCACHE", tmp.path().join("modcache"))
+            .output()
+            .unwrap();
+        let out = stdout(&o);
+        assert!(
+            out.contains("         2          2       2:line two"),
+            "{root}: {out}"
+        );
+        assert!(!out.contains("not found"), "{root}: {out}");
+    }
+}

@@ -2,8 +2,10 @@
 //! its flat and cum beside it, laid out as `go tool pprof -list` lays it out,
 //! or as JSON. Finding the source: the path the profile records, then under
 //! each `--source-path` directory every shorter suffix of that path (less any
-//! `--trim-path` prefix), as pprof looks. A file found under a directory must
-//! stay inside it once symlinks are resolved; nothing else is read.
+//! `--trim-path` prefix), as pprof looks, then the installed toolchains'
+//! sources (Rust's rust-src, Go's GOROOT and module cache). A file found under
+//! a directory must stay inside it once symlinks are resolved; nothing else is
+//! read.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -88,11 +90,81 @@ pub fn find_source(recorded: &str, opts: &SourceOptions) -> Source {
             }
         }
     }
+    for (root, rest) in toolchain_roots(recorded) {
+        let candidate = root.join(&rest);
+        if let Some(lines) = read(&candidate, Some(&root)) {
+            return Source {
+                path: Some(candidate),
+                lines,
+                looked,
+            };
+        }
+    }
     Source {
         path: None,
         lines: Vec::new(),
         looked,
     }
+}
+
+/// The installed toolchains' sources a recorded path may be from, as (root,
+/// path under it): Rust's `/rustc/<commit>/library/...` under the sysroot's
+/// `rust-src` (`EMBER_RUST_SYSROOT`, else `rustc --print sysroot`); Go's
+/// standard library (`.../src/<pkg>/<file>.go` under `GOROOT`, else `go env
+/// GOROOT`) and module cache (`.../pkg/mod/...` under `GOMODCACHE`, else `go
+/// env GOMODCACHE`). Asked only for a path that looks like one of these.
+fn toolchain_roots(recorded: &str) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let clean = |rest: &str| -> Option<String> {
+        let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
+        (!parts.is_empty() && !parts.contains(&"..")).then(|| parts.join("/"))
+    };
+    // Each root is asked once per run: a listing of many routines would
+    // otherwise start `go env` for each.
+    static ROOTS: std::sync::Mutex<Vec<(&'static str, Option<PathBuf>)>> =
+        std::sync::Mutex::new(Vec::new());
+    let asked = |var: &'static str, cmd: &[&str]| -> Option<PathBuf> {
+        let mut known = ROOTS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, root)) = known.iter().find(|(v, _)| *v == var) {
+            return root.clone();
+        }
+        let root = match std::env::var_os(var).filter(|v| !v.is_empty()) {
+            Some(v) => Some(PathBuf::from(v)),
+            None => std::process::Command::new(cmd[0])
+                .args(&cmd[1..])
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                .filter(|t| !t.is_empty())
+                .map(PathBuf::from),
+        };
+        known.push((var, root.clone()));
+        root
+    };
+    if let Some(after) = recorded.strip_prefix("/rustc/")
+        && let Some((_, rest)) = after.split_once("/library/")
+        && let Some(rest) = clean(rest)
+        && let Some(sysroot) = asked("EMBER_RUST_SYSROOT", &["rustc", "--print", "sysroot"])
+    {
+        out.push((sysroot.join("lib/rustlib/src/rust/library"), rest));
+    }
+    if recorded.ends_with(".go") {
+        if let Some((_, rest)) = recorded.split_once("/pkg/mod/")
+            && let Some(rest) = clean(rest)
+            && let Some(cache) = asked("GOMODCACHE", &["go", "env", "GOMODCACHE"])
+        {
+            out.push((cache, rest));
+        } else if let Some((_, rest)) = recorded.split_once("/src/")
+            && let Some(rest) = clean(rest)
+            && let Some(root) = asked("GOROOT", &["go", "env", "GOROOT"])
+        {
+            out.push((root.join("src"), rest));
+        }
+    }
+    out
 }
 
 /// A value as pprof's list prints it: `.` for zero.
