@@ -436,3 +436,75 @@ fn toolchain_sources_are_found_under_their_roots() {
         assert!(!out.contains("not found"), "{root}: {out}");
     }
 }
+
+/// A V8 `.cpuprofile` at line granularity: a node's own samples go to the
+/// lines its `positionTicks` count, so each line's flat (in samples) is the
+/// sum of its ticks over the function's nodes. Checked on the bundled node
+/// profile for every function whose nodes' ticks add up to their samples.
+#[test]
+fn node_position_ticks_give_each_line_its_samples() {
+    use std::collections::HashMap;
+    let path = common::repo().join("samples/node-inventory-sync.cpuprofile");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut hits: HashMap<i64, u64> = HashMap::new();
+    for s in doc["samples"].as_array().unwrap() {
+        *hits.entry(s.as_i64().unwrap()).or_default() += 1;
+    }
+    // function -> line -> ticks, and the functions with a node whose ticks
+    // do not add up to its samples (left out).
+    let mut want: BTreeMap<String, BTreeMap<u64, u64>> = BTreeMap::new();
+    let mut uneven = std::collections::BTreeSet::new();
+    for n in doc["nodes"].as_array().unwrap() {
+        let name = n["callFrame"]["functionName"].as_str().unwrap().to_string();
+        if n["callFrame"]["url"].as_str().unwrap_or("").is_empty() {
+            continue; // native code: no file, no lines
+        }
+        let Some(ticks) = n["positionTicks"].as_array() else {
+            continue;
+        };
+        let sum: u64 = ticks.iter().map(|t| t["ticks"].as_u64().unwrap()).sum();
+        if sum != hits.get(&n["id"].as_i64().unwrap()).copied().unwrap_or(0) {
+            uneven.insert(name.clone());
+        }
+        for t in ticks {
+            *want
+                .entry(name.clone())
+                .or_default()
+                .entry(t["line"].as_u64().unwrap())
+                .or_default() += t["ticks"].as_u64().unwrap();
+        }
+    }
+    let checked: Vec<&String> = want
+        .keys()
+        .filter(|n| !n.is_empty() && !uneven.contains(*n))
+        .collect();
+    assert!(checked.len() >= 5, "{checked:?}");
+    let o = ember(&[
+        "list",
+        ".",
+        path.to_str().unwrap(),
+        "--sample-type",
+        "samples",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for name in checked {
+        let mut flat: BTreeMap<u64, u64> = BTreeMap::new();
+        for r in got["routines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["function"] == name.as_str())
+        {
+            for l in r["lines"].as_array().unwrap() {
+                let f = l["flat"].as_u64().unwrap();
+                if f > 0 {
+                    *flat.entry(l["line"].as_u64().unwrap()).or_default() += f;
+                }
+            }
+        }
+        assert_eq!(&flat, &want[name], "{name}");
+    }
+}

@@ -54,6 +54,8 @@ pub fn find_source(recorded: &str, opts: &SourceOptions) -> Source {
                 .collect(),
         )
     };
+    // V8 and browsers record `file:///path`.
+    let recorded = recorded.strip_prefix("file://").unwrap_or(recorded);
     let recorded_path = Path::new(recorded);
     // The recorded path as it is, unless it climbs (`..`): then only under
     // the directories given.

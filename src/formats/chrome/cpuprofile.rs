@@ -41,6 +41,17 @@ pub struct Node {
     pub children: Vec<Index>,
     #[serde(default)]
     pub parent: Option<Index>,
+    /// V8's per-line hit counts of the node's own samples (1-based lines).
+    #[serde(default, rename = "positionTicks")]
+    pub position_ticks: Vec<PositionTick>,
+}
+
+#[derive(Deserialize, Clone, Default)]
+pub struct PositionTick {
+    #[serde(default)]
+    pub line: f64,
+    #[serde(default)]
+    pub ticks: f64,
 }
 
 #[derive(Deserialize, Clone, Default)]
@@ -114,6 +125,7 @@ impl CpuData {
                 },
                 children: children.iter().map(|c| c.id).collect(),
                 parent: None,
+                position_ticks: Vec::new(),
             });
             todo.extend(children.into_iter().rev());
         }
@@ -148,6 +160,8 @@ enum Role {
 struct Table {
     parent: Vec<u32>,
     frame: Vec<FrameId>,
+    /// Each node's function name as its frame shows it (before any location).
+    name: Vec<String>,
     role: Vec<Role>,
     /// Normal nodes whose ancestors are all normal up to the root (an ignored
     /// `(root)` at the top is fine). Whatever was open before, sampling such a
@@ -199,6 +213,7 @@ fn table(out: &mut Out, nodes: &[Node]) -> Table {
         warnings.push(0, format!("{cycles} cycles in the node tree were cut"));
     }
     let mut frame = Vec::with_capacity(n);
+    let mut names = Vec::with_capacity(n);
     let mut role = Vec::with_capacity(n);
     for node in nodes {
         let cf = &node.call_frame;
@@ -234,11 +249,13 @@ fn table(out: &mut Out, nodes: &[Node]) -> Table {
             FrameKind::Jit
         };
         frame.push(out.frame(&name, &cf.url, line, kind));
+        names.push(name);
     }
     let plain = plain_nodes(&parent, &role);
     Table {
         parent,
         frame,
+        name: names,
         role,
         plain,
         by_id: Ids::new(by_id),
@@ -387,6 +404,7 @@ pub fn import(
     let mut unknown = 0u64;
     let mut stack: Option<StackId> = None;
     let mut prev = NONE;
+    let mut lines = LineTicks::new(out, &t, &data.nodes);
     for i in 0..n {
         if i % 65536 == 0 && progress.is_cancelled() {
             return Err(ParseError::Cancelled);
@@ -416,7 +434,8 @@ pub fn import(
             .copied()
             .unwrap_or(end)
             .saturating_sub(times[i]);
-        out.push(stack, weight, to_ns(times[i]), thread);
+        let at = lines.place(out, &t, prev, stack);
+        out.push(at, weight, to_ns(times[i]), thread);
     }
     if unknown > 0 {
         out.profile.warnings.push(
@@ -425,6 +444,73 @@ pub fn import(
         );
     }
     Ok(())
+}
+
+/// At line granularity, the lines V8 counted a node's own samples on
+/// (`positionTicks`): the node's samples go to its lines in order, as many to
+/// each as it has ticks, so each line's self time is its share of the node's.
+/// A node without them (or past them) keeps its function's line.
+struct LineTicks {
+    /// Per node: (the leaf frame at that line, ticks left), in V8's order.
+    left: Vec<Vec<(FrameId, u64)>>,
+}
+
+impl LineTicks {
+    fn new(out: &mut Out, t: &Table, nodes: &[Node]) -> LineTicks {
+        let mut left = vec![Vec::new(); nodes.len()];
+        if out.granularity != crate::formats::Granularity::Line {
+            return LineTicks { left };
+        }
+        for (i, node) in nodes.iter().enumerate() {
+            // A native frame has no file its lines could be of.
+            if node.position_ticks.is_empty()
+                || t.role[i] != Role::Normal
+                || node.call_frame.url.is_empty()
+            {
+                continue;
+            }
+            let cf = &node.call_frame;
+            let func = &t.name[i];
+            for p in &node.position_ticks {
+                let line =
+                    (p.line.is_finite() && p.line >= 1.0 && p.line < 1e9).then_some(p.line as u32);
+                let ticks = if p.ticks.is_finite() && p.ticks > 0.0 {
+                    p.ticks as u64
+                } else {
+                    0
+                };
+                if let (Some(line), true) = (line, ticks > 0) {
+                    let f = out.frame(func, &cf.url, Some(line), FrameKind::Jit);
+                    left[i].push((f, ticks));
+                }
+            }
+        }
+        LineTicks { left }
+    }
+
+    /// The stack of one sample of `node` (on `stack`), its leaf moved to the
+    /// next line with ticks left.
+    fn place(
+        &mut self,
+        out: &mut Out,
+        t: &Table,
+        node: u32,
+        stack: Option<StackId>,
+    ) -> Option<StackId> {
+        let s = stack?;
+        let Some(lines) = self.left.get_mut(node as usize) else {
+            return stack;
+        };
+        let Some(slot) = lines.iter_mut().find(|(_, n)| *n > 0) else {
+            return stack;
+        };
+        if out.profile.stacks.frame(s) != t.frame[node as usize] {
+            return stack;
+        }
+        slot.1 -= 1;
+        let prefix = out.profile.stacks.prefix(s);
+        Some(out.profile.stacks.intern(prefix, slot.0))
+    }
 }
 
 /// Each sample's time (scaled µs since the start) and the end of the last one,
