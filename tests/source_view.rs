@@ -140,3 +140,67 @@ fn at_function_granularity_the_lines_are_read_again_and_enter_goes_to_the_functi
     let screen = common::screen_of(&mut app, 120, 24);
     assert!(screen.contains("--granularity line"), "{screen}");
 }
+
+/// In a comparison read at line granularity the pane gives each line before
+/// -> after under the header's normalisation, the change and its mark
+/// (▲ grew beyond noise), at 80x24 and 200x50; at function granularity it
+/// says how to get lines.
+#[test]
+fn in_a_comparison_the_pane_gives_each_lines_change() {
+    let fx = common::repo().join("tests/fixtures");
+    let load = |granularity| {
+        ember::formats::load_diff(
+            [
+                &Source::Path(fx.join("go-diff-before.pb.gz")),
+                &Source::Path(fx.join("go-diff-after.pb.gz")),
+            ],
+            &LoadOptions {
+                granularity,
+                ..LoadOptions::default()
+            },
+            false,
+            &ember::sources::input::Progress::several(),
+        )
+        .unwrap()
+    };
+    let app_of = |granularity| {
+        let p = load(granularity);
+        let tree = common::default_tree(&p);
+        let loaded = Loaded::new(p, tree, Orientation::Icicle, Duration::ZERO);
+        let mut app = App::new(
+            "go-diff".into(),
+            Keymap::default_map(),
+            Theme::new(ColorDepth::Mono),
+            Phase::Ready(Box::new(loaded)),
+            Orientation::Icicle,
+        );
+        app.granularity = granularity;
+        app.source_options = SourceOptions {
+            source_paths: vec![fx.join("src")],
+            trim_paths: vec!["/work/main/tests/fixtures/src".into()],
+        };
+        app
+    };
+    let mut app = app_of(Granularity::Line);
+    select(&mut app, "main.encode");
+    app.update(Action::Source);
+    let pane = app.source.as_deref().expect("the pane");
+    let row = pane.rows.iter().find(|r| r.line == Some(68)).unwrap();
+    let c = row.change.expect("a change on line 68");
+    assert_eq!(c.verdict, ember::model::diff::Verdict::Significant);
+    assert!(c.value[1] > c.value[0]);
+    for (w, h) in [(80, 24), (200, 50)] {
+        insta::assert_snapshot!(
+            format!("source_diff_{w}x{h}"),
+            common::screen_of(&mut app, w, h)
+        );
+    }
+    let screen = common::screen_of(&mut app, 200, 50);
+    assert!(screen.contains("▲     68"), "{screen}");
+    let mut app = app_of(Granularity::Function);
+    select(&mut app, "main.encode");
+    app.update(Action::Source);
+    assert!(app.source.is_none());
+    let screen = common::screen_of(&mut app, 120, 24);
+    assert!(screen.contains("ember diff --granularity line"), "{screen}");
+}

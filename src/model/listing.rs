@@ -102,6 +102,17 @@ pub struct PairedRoutine {
     pub lines: Vec<LinePair>,
 }
 
+impl PairedRoutine {
+    /// The lines with weight on either side.
+    pub fn weighted(&self) -> Vec<u32> {
+        self.lines
+            .iter()
+            .filter(|l| l.cum != [0, 0])
+            .map(|l| l.line)
+            .collect()
+    }
+}
+
 /// Joins the routines of a comparison's four columns (before, after, and
 /// their sample counts, in that order) by function, file and line.
 pub fn join_sides(sides: &[Vec<Routine>]) -> Vec<PairedRoutine> {

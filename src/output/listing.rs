@@ -398,6 +398,24 @@ pub fn json(
     writeln!(out)
 }
 
+/// The lines to show of weighted lines `weighted`: `MARGIN` around them in a
+/// found source (to its end, or to the last weighted line past it), else just
+/// them. Empty when none carries weight.
+pub fn shown_lines(weighted: &[u32], src: &Source) -> Vec<u32> {
+    let (Some(&lo), Some(&hi)) = (weighted.iter().min(), weighted.iter().max()) else {
+        return Vec::new();
+    };
+    if src.path.is_none() {
+        return weighted.to_vec();
+    }
+    let n = src
+        .lines
+        .len()
+        .saturating_sub(usize::from(src.lines.last().is_some_and(String::is_empty)));
+    let end = u32::try_from(n).unwrap_or(u32::MAX).max(hi);
+    (lo.saturating_sub(MARGIN).max(1)..=(hi + MARGIN).min(end)).collect()
+}
+
 /// `ember diff --list`: per routine, each line's cum before and after under
 /// `cmp`'s normalisation, the change and its verdict, beside the source;
 /// flat is in the JSON. Text or (`json`) JSON.
@@ -434,25 +452,10 @@ pub fn diff(
         writeln!(out, "Normalisation: {}", cmp.norm.label())?;
     }
     for (r, src) in routines {
-        let weighted: Vec<u32> = r
-            .lines
-            .iter()
-            .filter(|l| l.cum != [0, 0])
-            .map(|l| l.line)
-            .collect();
-        let (Some(&lo), Some(&hi)) = (weighted.iter().min(), weighted.iter().max()) else {
+        let shown = shown_lines(&r.weighted(), src);
+        if shown.is_empty() {
             continue;
-        };
-        let n = src
-            .lines
-            .len()
-            .saturating_sub(usize::from(src.lines.last().is_some_and(String::is_empty)));
-        let shown: Vec<u32> = if src.path.is_some() {
-            let end = u32::try_from(n).unwrap_or(u32::MAX).max(hi);
-            (lo.saturating_sub(MARGIN).max(1)..=(hi + MARGIN).min(end)).collect()
-        } else {
-            weighted.clone()
-        };
+        }
         if !json {
             writeln!(
                 out,

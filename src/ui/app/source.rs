@@ -61,6 +61,55 @@ impl App {
         let Phase::Ready(l) = &self.phase else {
             return;
         };
+        if let Some(meta) = l.profile.meta.diff.as_deref() {
+            if self.granularity != Granularity::Line {
+                self.prompt.message = Some((
+                    "source: a comparison is read at one granularity: ember diff --granularity line A B"
+                        .into(),
+                    true,
+                ));
+                return;
+            }
+            let Some((cmp, _)) =
+                crate::ui::views::diff::compare(&l.profile, &l.tree, self.diff.norm)
+            else {
+                return;
+            };
+            let columns = [
+                meta.sides[0].value,
+                meta.sides[1].value,
+                meta.sides[0].count,
+                meta.sides[1].count,
+            ];
+            let sides: Vec<Vec<Routine>> = columns
+                .iter()
+                .map(|&value| {
+                    let tree = crate::model::CallTree::build(
+                        &l.profile,
+                        crate::model::TreeOptions {
+                            value,
+                            ..crate::model::TreeOptions::default()
+                        },
+                    );
+                    crate::model::listing::routines(&l.profile, &tree, |n| n == function)
+                })
+                .collect();
+            let paired = crate::model::listing::join_sides(&sides);
+            let vt = l.profile.value_types[meta.sides[1].value].clone();
+            if paired.is_empty() {
+                self.show_source(function, Vec::new(), 0, vt);
+                return;
+            }
+            let listed = paired
+                .into_iter()
+                .map(|r| {
+                    let src = find_source(r.file.as_deref().unwrap_or(""), &self.source_options);
+                    (r, src)
+                })
+                .collect();
+            self.source = Some(Box::new(SourcePane::new_diff(function, listed, &cmp, vt)));
+            return;
+        }
         if self.granularity == Granularity::Line {
             let found = crate::model::listing::routines(&l.profile, &l.tree, |n| n == function);
             let vt = l.profile.value_types[l.tree.options.value].clone();

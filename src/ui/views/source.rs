@@ -25,6 +25,26 @@ pub struct Row {
     pub flat: i64,
     pub cum: i64,
     pub header: bool,
+    /// In a comparison: the line's cum before -> after, normalised, with its verdict.
+    pub change: Option<crate::model::diff::Change>,
+}
+
+impl Row {
+    /// A routine's header row: `function in file`.
+    fn header(function: &str, file: Option<&str>) -> Row {
+        Row {
+            text: format!(
+                "{} in {}",
+                sanitize(function),
+                sanitize(file.unwrap_or("?"))
+            ),
+            line: None,
+            flat: 0,
+            cum: 0,
+            header: true,
+            change: None,
+        }
+    }
 }
 
 /// What the pane shows and where its cursor is.
@@ -38,6 +58,8 @@ pub struct SourcePane {
     pub total: i64,
     pub value_type: ValueType,
     max_cum: i64,
+    /// In a comparison: how its figures are normalised.
+    pub norm: Option<crate::model::diff::Norm>,
 }
 
 impl SourcePane {
@@ -51,15 +73,9 @@ impl SourcePane {
         let mut rows = Vec::new();
         for (r, src) in &routines {
             rows.push(Row {
-                text: format!(
-                    "{} in {}",
-                    sanitize(&r.function),
-                    sanitize(r.file.as_deref().unwrap_or("?"))
-                ),
-                line: None,
                 flat: r.flat,
                 cum: r.cum,
-                header: true,
+                ..Row::header(&r.function, r.file.as_deref())
             });
             let weighted = r.lines.iter().filter(|l| l.flat != 0 || l.cum != 0);
             let lo = weighted.clone().map(|l| l.line).min().unwrap_or(1);
@@ -84,6 +100,7 @@ impl SourcePane {
                         flat,
                         cum,
                         header: false,
+                        change: None,
                     });
                 }
             } else {
@@ -94,6 +111,7 @@ impl SourcePane {
                         flat: l.flat,
                         cum: l.cum,
                         header: false,
+                        change: None,
                     });
                 }
                 rows.push(Row {
@@ -105,9 +123,61 @@ impl SourcePane {
                     flat: 0,
                     cum: 0,
                     header: true,
+                    change: None,
                 });
             }
         }
+        SourcePane::finish(function, rows, total, value_type, None)
+    }
+
+    /// The pane of a comparison: per line, cum before -> after under `cmp`'s
+    /// normalisation and the change's verdict; the bars and the cursor follow
+    /// after's cum.
+    pub fn new_diff(
+        function: String,
+        routines: Vec<(crate::model::listing::PairedRoutine, Source)>,
+        cmp: &crate::model::diff::Compare,
+        value_type: ValueType,
+    ) -> SourcePane {
+        let mut rows = Vec::new();
+        for (r, src) in &routines {
+            let shown = crate::output::listing::shown_lines(&r.weighted(), src);
+            if shown.is_empty() {
+                continue;
+            }
+            rows.push(Row::header(&r.function, r.file.as_deref()));
+            for n in shown {
+                let p = r
+                    .lines
+                    .iter()
+                    .find(|l| l.line == n)
+                    .copied()
+                    .unwrap_or_default();
+                let change = (p.cum != [0, 0])
+                    .then(|| cmp.change(p.cum, [p.samples[0] as f64, p.samples[1] as f64]));
+                rows.push(Row {
+                    text: src
+                        .lines
+                        .get(n as usize - 1)
+                        .map_or_else(String::new, |t| display_line(t)),
+                    line: Some(n),
+                    flat: p.flat[1],
+                    cum: p.cum[1],
+                    header: false,
+                    change,
+                });
+            }
+        }
+        SourcePane::finish(function, rows, cmp.totals[1], value_type, Some(cmp.norm))
+    }
+
+    fn finish(
+        function: String,
+        rows: Vec<Row>,
+        total: i64,
+        value_type: ValueType,
+        norm: Option<crate::model::diff::Norm>,
+    ) -> SourcePane {
         let max_cum = rows
             .iter()
             .filter(|r| !r.header)
@@ -130,6 +200,7 @@ impl SourcePane {
             total,
             value_type,
             max_cum,
+            norm,
         }
     }
 
@@ -216,6 +287,23 @@ impl StatefulWidget for SourceView<'_> {
                     head(row.cum),
                     crate::output::percent(row.cum, st.total)
                 )
+            } else if let (Some(c), Some(norm)) = (&row.change, st.norm) {
+                let [b, a, d] = crate::output::diff::change_cells(c, norm, &vt.unit);
+                let (_, mark) = crate::ui::views::diff::shade(self.theme, c, false);
+                format!(
+                    "{b:>9} {a:>9} {d:>10} {mark:<1} {:>6} {}",
+                    row.line.map_or(String::new(), |n| n.to_string()),
+                    row.text
+                )
+            } else if st.norm.is_some() {
+                format!(
+                    "{:>9} {:>9} {:>10}   {:>6} {}",
+                    ".",
+                    ".",
+                    "",
+                    row.line.map_or(String::new(), |n| n.to_string()),
+                    row.text
+                )
             } else {
                 let level = if st.max_cum > 0 && row.cum > 0 {
                     ((row.cum as f64 / st.max_cum as f64) * 8.0)
@@ -240,7 +328,9 @@ impl StatefulWidget for SourceView<'_> {
             } else {
                 ratatui::style::Style::default()
             };
-            if !row.header && row.cum > 0 && self.theme.depth != ColorDepth::Mono {
+            if let Some(c) = &row.change {
+                style = style.patch(crate::ui::views::diff::shade(self.theme, c, false).0);
+            } else if !row.header && row.cum > 0 && self.theme.depth != ColorDepth::Mono {
                 style = style.patch(
                     self.theme
                         .hot_line(row.cum as f64 / st.max_cum.max(1) as f64),
