@@ -378,7 +378,7 @@ fn label_of(strings: &mut Strings, key: &str, value: &str) -> proto::Label {
     let key = strings.get(key.as_bytes());
     let (num, unit) = value.split_once(' ').unwrap_or((value, ""));
     match num.parse::<i64>() {
-        Ok(num) if !unit.contains(' ') => proto::Label {
+        Ok(num) if unit.chars().all(|c| c.is_ascii_alphabetic()) => proto::Label {
             key,
             num,
             num_unit: if unit.is_empty() {
@@ -393,5 +393,25 @@ fn label_of(strings: &mut Strings, key: &str, value: &str) -> proto::Label {
             str: strings.get(value.as_bytes()),
             ..Default::default()
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A label's text goes back as a number only where ember's rendering of
+    /// a numeric label made it: `576` or `576 bytes`.
+    #[test]
+    fn numbers_with_a_unit_word_go_back_as_numeric_labels() {
+        let mut strings = Strings::new();
+        let l = label_of(&mut strings, "bytes", "576 bytes");
+        assert_eq!((l.num, l.str != 0, l.num_unit != 0), (576, false, true));
+        let l = label_of(&mut strings, "n", "12");
+        assert_eq!((l.num, l.str, l.num_unit), (12, 0, 0));
+        for text in ["1 2", "abc", "12 ms later", "-"] {
+            let l = label_of(&mut strings, "k", text);
+            assert!(l.str != 0 && l.num == 0, "{text}");
+        }
     }
 }
