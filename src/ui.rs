@@ -6,8 +6,11 @@
 pub mod app;
 pub mod chrome;
 pub mod loaded;
+mod msg;
 pub mod runtime;
 pub mod views;
+
+pub use msg::{Msg, jobs_report, live_report};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,7 +19,6 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use crossterm::event::Event;
 
 use self::app::{App, Effect, Loaded, Phase};
 use self::chrome::keymap::Keymap;
@@ -28,28 +30,6 @@ use crate::model::timerange::TimeSelection;
 use crate::model::{Profile, Transform};
 use crate::output::report_warnings;
 use crate::sources::input::{Progress, Source};
-
-/// What the event loop hears.
-pub enum Msg {
-    Input(Event),
-    InputClosed(String),
-    Loaded(Box<Loaded>),
-    /// A live reload: the new view and what changed.
-    Reloaded(Box<runtime::live::Reload>),
-    /// The followed file is missing or unreadable right now (`None`: fine again).
-    LiveProblem(Option<String>),
-    /// The followed stream (stdin) has ended.
-    LiveEnded,
-    /// A sliding window was asked for but the profile has no timestamps.
-    LiveNoTime,
-    /// A job (transform, inverted view) finished.
-    Job(Box<runtime::jobs::Done>),
-    /// The `--context` logs, read (or why each could not be).
-    Contexts(Vec<Result<crate::context::ContextSource, String>>),
-    LoadFailed(LoadError),
-    WorkerPanicked(String),
-    Signal(i32),
-}
 
 /// Loads `source` and builds its tree; what the loader thread runs.
 pub fn load_and_build(
@@ -500,36 +480,6 @@ fn stdin_is_file() -> bool {
         .map(std::fs::File::from)
         .and_then(|f| f.metadata())
         .is_ok_and(|m| m.is_file())
-}
-
-impl From<runtime::live::LiveMsg> for Msg {
-    fn from(m: runtime::live::LiveMsg) -> Msg {
-        use runtime::live::LiveMsg;
-        match m {
-            LiveMsg::Reloaded(r) => Msg::Reloaded(r),
-            LiveMsg::Problem(p) => Msg::LiveProblem(p),
-            LiveMsg::Ended => Msg::LiveEnded,
-            LiveMsg::NoTime => Msg::LiveNoTime,
-            LiveMsg::LoadFailed(e) => Msg::LoadFailed(e),
-            LiveMsg::Panicked(m) => Msg::WorkerPanicked(m),
-        }
-    }
-}
-
-/// The live worker's [`runtime::live::Report`] into the event loop's channel.
-pub fn live_report(tx: Sender<Msg>) -> runtime::live::Report {
-    Arc::new(move |m| tx.send(Msg::from(m)).is_ok())
-}
-
-/// The job thread's results into the event loop's channel.
-pub fn jobs_report(tx: Sender<Msg>) -> impl Fn(runtime::jobs::JobResult) -> bool + Send + 'static {
-    move |r| {
-        tx.send(match r {
-            Ok(done) => Msg::Job(done),
-            Err(panic) => Msg::WorkerPanicked(panic),
-        })
-        .is_ok()
-    }
 }
 
 /// Draws one frame of `app`: what the frame needs is made ready first

@@ -75,4 +75,3 @@ pub(super) fn shared_frames(
         names[1 - low]
     ))
 }
-
