@@ -240,6 +240,15 @@ mod group_tests {
 }
 
 /// A value in human form: "1.44 s", "12.3 MiB", "17,728,380 samples".
+/// A weight as ember shows it on screen and in listings: counts grouped,
+/// times and bytes in human form.
+pub fn amount(v: i64, vt: &ValueType) -> String {
+    match vt.unit {
+        crate::model::Unit::Samples | crate::model::Unit::Count => value_grouped(v, vt),
+        _ => human(v, vt),
+    }
+}
+
 pub fn human(v: i64, vt: &ValueType) -> String {
     match &vt.unit {
         u if u.nanos().is_some() || *u == crate::model::Unit::Bytes => {

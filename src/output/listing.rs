@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{human, value_grouped};
+use super::amount;
 use crate::host::sanitize::sanitize;
 use crate::model::listing::Routine;
 use crate::model::{Unit, ValueType};
@@ -175,14 +175,6 @@ fn cell(v: i64, vt: &ValueType) -> String {
         return ".".into();
     }
     amount(v, vt)
-}
-
-/// A weight in the profile's unit: counts grouped, times and bytes in human form.
-pub fn amount(v: i64, vt: &ValueType) -> String {
-    match vt.unit {
-        Unit::Samples | Unit::Count => value_grouped(v, vt),
-        _ => human(v, vt),
-    }
 }
 
 /// Tabs to the next multiple of 4, then what a terminal may be shown.

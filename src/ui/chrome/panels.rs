@@ -1,5 +1,6 @@
 //! Everything around the graph: header, status, help, and the loading screen.
 
+use crate::output::amount;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
@@ -15,14 +16,6 @@ use crate::ui::chrome::text::{fit, fit_left};
 use crate::ui::views::diff::{DeltaView, DiffSettings};
 use crate::ui::views::flame::{DiffPaint, FlameView, ROOT_LABEL};
 use crate::ui::views::table::TableView;
-
-/// A weight as the status shows it: counts grouped, times and bytes in human form.
-fn amount(v: i64, vt: &ValueType) -> String {
-    match vt.unit {
-        Unit::Samples | Unit::Count => value_grouped(v, vt),
-        _ => human(v, vt),
-    }
-}
 
 /// "17,728,380 samples", "281 samples" (a pprof count of samples), or
 /// "1.44 s cpu" when the profile has several value types.

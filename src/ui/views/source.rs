@@ -12,7 +12,8 @@ use ratatui::widgets::StatefulWidget;
 use crate::host::sanitize::sanitize;
 use crate::model::ValueType;
 use crate::model::listing::Routine;
-use crate::output::listing::{Source, amount, display_line};
+use crate::output::amount;
+use crate::output::listing::{Source, display_line};
 use crate::ui::chrome::text::fit;
 use crate::ui::chrome::theme::{ColorDepth, Theme};
 

@@ -1,15 +1,16 @@
 //! The function table: one row per function with self, total and call sites,
 //! sortable, with noise-level rows dimmed and hotspots marked.
 
+use crate::output::amount;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::widgets::StatefulWidget;
 
 use crate::model::{
-    CallTree, FrameId, NOISE_SAMPLES, Profile, SortKey, TopTable, TreeOptions, Unit, ValueType,
+    CallTree, FrameId, NOISE_SAMPLES, Profile, SortKey, TopTable, TreeOptions, ValueType,
 };
-use crate::output::{human, percent, value_grouped};
+use crate::output::percent;
 use crate::ui::chrome::text::fit;
 use crate::ui::chrome::theme::Theme;
 
@@ -193,13 +194,6 @@ pub struct TableView<'a> {
     pub profile: &'a Profile,
     pub tree: &'a CallTree,
     pub theme: &'a Theme,
-}
-
-fn amount(v: i64, vt: &crate::model::ValueType) -> String {
-    match vt.unit {
-        Unit::Samples | Unit::Count => value_grouped(v, vt),
-        _ => human(v, vt),
-    }
 }
 
 impl StatefulWidget for TableView<'_> {
