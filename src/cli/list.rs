@@ -96,30 +96,17 @@ pub fn run_diff_list(args: &super::compare::DiffArgs, pattern: &str) -> Result<E
     let Some(meta) = profile.meta.diff.as_deref() else {
         anyhow::bail!("ember diff: not a comparison");
     };
-    let tree = |value: usize| {
-        crate::model::CallTree::build(
-            &profile,
-            TreeOptions {
-                value,
-                ..TreeOptions::default()
-            },
-        )
-    };
-    let after = tree(meta.sides[1].value);
+    let after = crate::model::CallTree::build(
+        &profile,
+        TreeOptions {
+            value: meta.sides[1].value,
+            ..TreeOptions::default()
+        },
+    );
     let cmp = tree_compare(&profile, &after, args.compare.norm.norm())
         .context("ember diff: not a comparison")?
         .map_err(crate::error::Usage)?;
-    let columns = [
-        meta.sides[0].value,
-        meta.sides[1].value,
-        meta.sides[0].count,
-        meta.sides[1].count,
-    ];
-    let sides: Vec<Vec<crate::model::listing::Routine>> = columns
-        .iter()
-        .map(|&c| routines(&profile, &tree(c), |n| re.is_match(n)))
-        .collect();
-    let joined = crate::model::listing::join_sides(&sides);
+    let joined = crate::model::listing::paired_routines(&profile, |n| re.is_match(n));
     if joined.is_empty() {
         eprintln!(
             "ember diff: no function matches {}",

@@ -143,6 +143,32 @@ pub fn join_sides(sides: &[Vec<Routine>]) -> Vec<PairedRoutine> {
         .collect()
 }
 
+/// The routines of a comparison whose function `matches`, each line on both
+/// sides: the four columns (before, after and their sample counts) weighed
+/// by a tree each and joined. Empty for a profile that is no comparison.
+pub fn paired_routines(profile: &Profile, matches: impl Fn(&str) -> bool) -> Vec<PairedRoutine> {
+    let Some(meta) = profile.meta.diff.as_deref() else {
+        return Vec::new();
+    };
+    let columns = [
+        meta.sides[0].value,
+        meta.sides[1].value,
+        meta.sides[0].count,
+        meta.sides[1].count,
+    ];
+    let sides: Vec<Vec<Routine>> = columns
+        .iter()
+        .map(|&value| {
+            let options = super::TreeOptions {
+                value,
+                ..super::TreeOptions::default()
+            };
+            routines(profile, &CallTree::build(profile, options), &matches)
+        })
+        .collect();
+    join_sides(&sides)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -102,13 +102,7 @@ impl App {
             Done::Compared { id, result, names } => return self.compared(id, result, names),
             Done::Exported { result } => return self.exported(result),
             Done::Regranulated { result } => return self.regranulated(result),
-            Done::Listed { function, result } => {
-                match result {
-                    Ok((found, total, vt)) => self.show_source(function, found, total, vt),
-                    Err(e) => self.prompt.message = Some((format!("source: {e}"), true)),
-                }
-                return;
-            }
+            Done::Listed { result } => return self.show_source(result),
             other => other,
         };
         let Phase::Ready(l) = &mut self.phase else {

@@ -1,14 +1,13 @@
-//! The source pane's keys, and opening it: from the profile on screen when it
-//! is read at line granularity, else by reading the input again at line
-//! granularity on the job thread (`Job::Listing`).
+//! The source pane's keys, and opening it: the pane is built on the job
+//! thread (`Job::Listing`), from the profile on screen when it is read at line
+//! granularity, else from the input read again at line granularity.
 
 use super::{App, Effect, Phase, View};
+use crate::model::NodeId;
 use crate::model::granularity::{Granularity, frame_key};
-use crate::model::listing::Routine;
-use crate::model::{NodeId, ValueType};
-use crate::output::listing::find_source;
 use crate::ui::chrome::keymap::Action;
 use crate::ui::runtime::jobs::Job;
+use crate::ui::runtime::jobs::listing::ListingInput;
 use crate::ui::views::source::SourcePane;
 
 impl App {
@@ -53,6 +52,9 @@ impl App {
         Some(String::from_utf8_lossy(&key).into_owned())
     }
 
+    /// Asks the job thread for the pane of the selected function: from the
+    /// profile on screen when it is at line granularity, else from the input
+    /// read again at line granularity.
     pub(super) fn open_source(&mut self) {
         let Some(function) = self.selected_function() else {
             self.prompt.message = Some(("source: select a function first".into(), true));
@@ -61,8 +63,9 @@ impl App {
         let Phase::Ready(l) = &self.phase else {
             return;
         };
-        if let Some(meta) = l.profile.meta.diff.as_deref() {
-            if self.granularity != Granularity::Line {
+        let line = self.granularity == Granularity::Line;
+        let input = if l.profile.meta.diff.is_some() {
+            if !line {
                 self.prompt.message = Some((
                     "source: a comparison is read at one granularity: ember diff --granularity line A B"
                         .into(),
@@ -70,54 +73,25 @@ impl App {
                 ));
                 return;
             }
-            let Some((cmp, _)) =
-                crate::ui::views::diff::compare(&l.profile, &l.tree, self.diff.norm)
-            else {
-                return;
-            };
-            let columns = [
-                meta.sides[0].value,
-                meta.sides[1].value,
-                meta.sides[0].count,
-                meta.sides[1].count,
-            ];
-            let sides: Vec<Vec<Routine>> = columns
-                .iter()
-                .map(|&value| {
-                    let tree = crate::model::CallTree::build(
-                        &l.profile,
-                        crate::model::TreeOptions {
-                            value,
-                            ..crate::model::TreeOptions::default()
-                        },
-                    );
-                    crate::model::listing::routines(&l.profile, &tree, |n| n == function)
-                })
-                .collect();
-            let paired = crate::model::listing::join_sides(&sides);
-            let vt = l.profile.value_types[meta.sides[1].value].clone();
-            if paired.is_empty() {
-                self.show_source(function, Vec::new(), 0, vt);
-                return;
+            ListingInput::Compared {
+                profile: l.profile.clone(),
+                norm: self.diff.norm,
             }
-            let listed = paired
-                .into_iter()
-                .map(|r| {
-                    let src = find_source(r.file.as_deref().unwrap_or(""), &self.source_options);
-                    (r, src)
-                })
-                .collect();
-            self.source = Some(Box::new(SourcePane::new_diff(function, listed, &cmp, vt)));
-            return;
-        }
-        if self.granularity == Granularity::Line {
-            let found = crate::model::listing::routines(&l.profile, &l.tree, |n| n == function);
-            let vt = l.profile.value_types[l.tree.options.value].clone();
-            let total = l.tree.total(NodeId::ROOT);
-            self.show_source(function, found, total, vt);
-            return;
-        }
-        let Some((source, options)) = &self.reread else {
+        } else if line {
+            ListingInput::Loaded {
+                profile: l.profile.clone(),
+                value: l.tree.options.value,
+            }
+        } else if let Some((source, options)) = &self.reread {
+            ListingInput::Read {
+                source: source.clone(),
+                options: crate::formats::LoadOptions {
+                    granularity: Granularity::Line,
+                    ..options.clone()
+                },
+                value: l.profile.value_types[l.tree.options.value].kind.clone(),
+            }
+        } else {
             self.prompt.message = Some((
                 "source: this input cannot be read again for its lines: start ember with --granularity line"
                     .into(),
@@ -125,44 +99,19 @@ impl App {
             ));
             return;
         };
-        let job = Job::Listing {
-            source: source.clone(),
-            options: crate::formats::LoadOptions {
-                granularity: Granularity::Line,
-                ..options.clone()
-            },
-            value: l.profile.value_types[l.tree.options.value].kind.clone(),
+        self.request(Job::Listing {
+            input,
             function,
-        };
-        self.request(job);
+            sources: self.source_options.clone(),
+        });
     }
 
-    /// The pane for `function`'s routines, or why there is none.
-    pub(super) fn show_source(
-        &mut self,
-        function: String,
-        found: Vec<Routine>,
-        total: i64,
-        vt: ValueType,
-    ) {
-        if found.is_empty() {
-            self.prompt.message = Some((
-                format!(
-                    "source: the profile has no line numbers for {}",
-                    crate::host::sanitize::sanitize(&function)
-                ),
-                true,
-            ));
-            return;
+    /// The job's pane, or why there is none.
+    pub(super) fn show_source(&mut self, result: Result<Box<SourcePane>, String>) {
+        match result {
+            Ok(pane) => self.source = Some(pane),
+            Err(e) => self.prompt.message = Some((format!("source: {e}"), true)),
         }
-        let listed = found
-            .into_iter()
-            .map(|r| {
-                let src = find_source(r.file.as_deref().unwrap_or(""), &self.source_options);
-                (r, src)
-            })
-            .collect();
-        self.source = Some(Box::new(SourcePane::new(function, listed, total, vt)));
     }
 
     /// Selects the heaviest node of `function` in the top-down flame view.

@@ -16,6 +16,7 @@ use crate::ui::loaded::Loaded;
 use crate::ui::views::flame_state::FlameState;
 use crate::ui::views::sandwich::Sandwich;
 
+pub mod listing;
 mod view;
 
 pub enum Job {
@@ -29,13 +30,11 @@ pub enum Job {
         carry: Carry,
         orientation: crate::ui::views::flame_state::Orientation,
     },
-    /// `source` read again at line granularity for the source pane: the
-    /// per-line cost of `function` in the `value` type.
+    /// The source pane of `function` ([`listing::pane`]).
     Listing {
-        source: crate::sources::input::Source,
-        options: crate::formats::LoadOptions,
-        value: String,
+        input: listing::ListingInput,
         function: String,
+        sources: crate::output::listing::SourceOptions,
     },
     /// The bottom-up profile and its tree.
     Invert {
@@ -152,18 +151,9 @@ pub enum Done {
         table: crate::model::TopTable,
         counts: Option<Vec<(i64, i64)>>,
     },
-    /// The source pane's routines of `function` (with the total and value
-    /// type they are shares of), or why the input could not be read.
+    /// The source pane of `function`, or why there is none.
     Listed {
-        function: String,
-        result: Result<
-            (
-                Vec<crate::model::listing::Routine>,
-                i64,
-                crate::model::ValueType,
-            ),
-            String,
-        >,
+        result: Result<Box<crate::ui::views::source::SourcePane>, String>,
     },
     /// What an export wrote (the path, its size, caveats) or why it could not.
     Exported {
@@ -350,13 +340,11 @@ pub fn run(job: Job) -> Done {
             delta: crate::model::diff::DeltaTable::from_samples(&profile, options.samples.clone()),
         },
         Job::Listing {
-            source,
-            options,
-            value,
+            input,
             function,
+            sources,
         } => Done::Listed {
-            result: listing(&source, &options, &value, &function),
-            function,
+            result: listing::pane(input, &function, &sources),
         },
         Job::Table { id, profile, tree } => Done::Tabled {
             id,
@@ -438,41 +426,4 @@ pub fn spawn(report: impl Fn(JobResult) -> bool + Send + 'static) -> std::io::Re
             }
         })?;
     Ok(job_tx)
-}
-
-/// [`Job::Listing`]: the input at line granularity, weighed in `value`
-/// (else its default), and `function`'s routines.
-fn listing(
-    source: &crate::sources::input::Source,
-    options: &crate::formats::LoadOptions,
-    value: &str,
-    function: &str,
-) -> Result<
-    (
-        Vec<crate::model::listing::Routine>,
-        i64,
-        crate::model::ValueType,
-    ),
-    String,
-> {
-    let progress = crate::sources::input::Progress::new();
-    let profile = crate::formats::load(source, options, &progress).map_err(|e| e.to_string())?;
-    let value = profile
-        .value_types
-        .iter()
-        .position(|vt| vt.kind == value)
-        .unwrap_or(profile.default_value);
-    let tree = CallTree::build(
-        &profile,
-        TreeOptions {
-            value,
-            ..TreeOptions::default()
-        },
-    );
-    let found = crate::model::listing::routines(&profile, &tree, |n| n == function);
-    Ok((
-        found,
-        tree.total(crate::model::NodeId::ROOT),
-        profile.value_types[value].clone(),
-    ))
 }
